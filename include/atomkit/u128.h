@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The double-word type used by the 128-bit operations.
+ */
+#ifndef ATOMKIT_U128_H
+#define ATOMKIT_U128_H
+
+#include <stdint.h>
+#include <atomkit/compiler.h>
+
+/*
+ * Every 128-bit instruction atomkit uses (cmpxchg16b, casp/ldxp/stxp,
+ * lqarx/stqcx.) needs a 16-byte aligned operand, so the alignment is part
+ * of the type: an ak_u128 object, or a struct member of that type, is
+ * always aligned; only a cast can produce a misaligned pointer, and the
+ * ops catch that in debug builds.
+ */
+typedef unsigned __int128 ak_u128 __attribute__((aligned(16)));
+
+AK_STATIC_ASSERT(sizeof(ak_u128) == 16, "ak_u128 must be 16 bytes");
+AK_STATIC_ASSERT(AK_ALIGNOF(ak_u128) == 16, "ak_u128 must be 16-byte aligned");
+
+static inline ak_u128 ak_u128_make(uint64_t hi, uint64_t lo)
+{
+	return ((ak_u128)hi << 64) | lo;
+}
+
+static inline uint64_t ak_u128_hi(ak_u128 v)
+{
+	return (uint64_t)(v >> 64);
+}
+
+static inline uint64_t ak_u128_lo(ak_u128 v)
+{
+	return (uint64_t)v;
+}
+
+/*
+ * The value of a pair of adjacent words {w0 at the lower address, w1 at the
+ * higher} as an ak_u128: w0 is the low half on little-endian and the high
+ * half on big-endian.  cmpxchg_double is built on this.
+ */
+static inline ak_u128 ak_u128_from_words(uint64_t w0, uint64_t w1)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	return ak_u128_make(w1, w0);
+#else
+	return ak_u128_make(w0, w1);
+#endif
+}
+
+static inline uint64_t ak_u128_word0(ak_u128 v)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	return ak_u128_lo(v);
+#else
+	return ak_u128_hi(v);
+#endif
+}
+
+static inline uint64_t ak_u128_word1(ak_u128 v)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	return ak_u128_hi(v);
+#else
+	return ak_u128_lo(v);
+#endif
+}
+
+#define AK_IS_ALIGNED16(p)	((((uintptr_t)(p)) & 15) == 0)
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+/*
+ * The clearly named stand-in where no native 128-bit compare-and-exchange
+ * exists (or the CPU lacks it at run time): a hashed spinlock, taken with
+ * every signal blocked so that it is also safe against the caller's own
+ * handlers.  It is atomic only against other atomkit 128-bit ops on the
+ * same object.  ak_have_cmpxchg128() reports whether it is in use.
+ */
+ak_u128 ak_cmpxchg128_lockemu(ak_u128 *p, ak_u128 old, ak_u128 new_);
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ATOMKIT_U128_H */

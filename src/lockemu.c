@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Lock-based 128-bit compare-and-exchange, for where no native instruction
+ * exists.  Addresses hash onto a small table of spinlocks, each on its own
+ * cache line.  Every signal is blocked while a lock is held: a handler on
+ * the same thread that reached the same lock would otherwise spin forever,
+ * and blocking makes the emulation serve the _local forms too.
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <atomkit/cmpxchg.h>
+
+#define LOCKEMU_SLOTS 64
+
+static struct {
+	int lock;
+} __attribute__((aligned(64))) lockemu_table[LOCKEMU_SLOTS];
+
+static int *lock_for(const void *p)
+{
+	uintptr_t a = (uintptr_t)p >> 4;
+
+	return &lockemu_table[(a ^ (a >> 6) ^ (a >> 12)) % LOCKEMU_SLOTS].lock;
+}
+
+ak_u128 ak_cmpxchg128_lockemu(ak_u128 *p, ak_u128 old, ak_u128 new_)
+{
+	sigset_t all, saved;
+	int *lock = lock_for(p);
+	ak_u128 cur;
+
+	AK_BUG_ON(!AK_IS_ALIGNED16(p));
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &saved);
+	while (__atomic_exchange_n(lock, 1, __ATOMIC_ACQUIRE))
+		while (__atomic_load_n(lock, __ATOMIC_RELAXED))
+			;
+	/* Full ordering, as the native forms give on success. */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	cur = *(volatile ak_u128 *)p;
+	if (cur == old)
+		*(volatile ak_u128 *)p = new_;
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	__atomic_store_n(lock, 0, __ATOMIC_RELEASE);
+	pthread_sigmask(SIG_SETMASK, &saved, NULL);
+	return cur;
+}
