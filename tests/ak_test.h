@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Test glue: cmocka does the assertions and isolation; ak_test_main() runs
+ * each test as its own group and reports it as one TAP line, because
+ * cmocka's own TAP mode writes skips as "not ok", which TAP harnesses
+ * (automake's tap-driver among them) count as failures.
+ */
+#ifndef AK_TEST_H
+#define AK_TEST_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#define AK_TEST(fn)		cmocka_unit_test(fn)
+#define AK_ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
+/* Skip the running test, with a reason that the TAP line carries. */
+#define ak_skip(...)					\
+	do {						\
+		ak_test_set_skip(__VA_ARGS__);		\
+		skip();					\
+	} while (0)
+
+void ak_test_set_skip(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
+
+/* Run tests[0..n), print TAP, return 0 if none failed. */
+int ak_test_main(const char *group, const struct CMUnitTest *tests, size_t n);
+
+/*
+ * Iteration counts: the issue-sized defaults, scaled by AK_TEST_SCALE (a
+ * percentage, for quick local runs; CI leaves it unset).
+ */
+unsigned long ak_test_iters(unsigned long dflt);
+
+#endif /* AK_TEST_H */
