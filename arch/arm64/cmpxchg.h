@@ -322,21 +322,13 @@ __AK_ARM64_PICK_RMW(fetch_add, bits, _relaxed, lse_ldadd, llsc_relaxed)
 __AK_ARM64_PICK_WIDTH(32)
 __AK_ARM64_PICK_WIDTH(64)
 
-__ak_inline ak_u128 ak_arm64_cmpxchg128(ak_u128 *p, ak_u128 old,
-					ak_u128 new_)
-{
-	if (ak_likely(ak_arm64_has_lse()))
-		return ak_arm64_cmpxchg128_lse_caspal(p, old, new_);
-	return ak_arm64_cmpxchg128_llsc_ldxp_stlxp_mb(p, old, new_);
-}
+AK_U128_PICK(ak_arm64_cmpxchg128, ak_arm64_has_lse,
+	     ak_arm64_cmpxchg128_lse_caspal,
+	     ak_arm64_cmpxchg128_llsc_ldxp_stlxp_mb)
 
-__ak_inline ak_u128 ak_arm64_cmpxchg128_local(ak_u128 *p, ak_u128 old,
-					      ak_u128 new_)
-{
-	if (ak_likely(ak_arm64_has_lse()))
-		return ak_arm64_cmpxchg128_lse_casp(p, old, new_);
-	return ak_arm64_cmpxchg128_llsc_ldxp_stxp(p, old, new_);
-}
+AK_U128_PICK(ak_arm64_cmpxchg128_local, ak_arm64_has_lse,
+	     ak_arm64_cmpxchg128_lse_casp,
+	     ak_arm64_cmpxchg128_llsc_ldxp_stxp)
 
 #define AK_HAVE_ARCH_CMPXCHG		1
 #define AK_HAVE_ARCH_CMPXCHG128		1

@@ -221,20 +221,13 @@ __ak_inline bool ak_ppc_has_quadword(void)
 #endif
 }
 
-__ak_inline ak_u128 ak_ppc_cmpxchg128(ak_u128 *p, ak_u128 old, ak_u128 new_)
-{
-	if (ak_likely(ak_ppc_has_quadword()))
-		return ak_ppc_cmpxchg128_lqarx_sync(p, old, new_);
-	return ak_cmpxchg128_lockemu(p, old, new_);
-}
+AK_U128_PICK(ak_ppc_cmpxchg128, ak_ppc_has_quadword,
+	     ak_ppc_cmpxchg128_lqarx_sync,
+	     ak_cmpxchg128_lockemu)
 
-__ak_inline ak_u128 ak_ppc_cmpxchg128_local(ak_u128 *p, ak_u128 old,
-					    ak_u128 new_)
-{
-	if (ak_likely(ak_ppc_has_quadword()))
-		return ak_ppc_cmpxchg128_lqarx_none(p, old, new_);
-	return ak_cmpxchg128_lockemu(p, old, new_);
-}
+AK_U128_PICK(ak_ppc_cmpxchg128_local, ak_ppc_has_quadword,
+	     ak_ppc_cmpxchg128_lqarx_none,
+	     ak_cmpxchg128_lockemu)
 
 #define AK_HAVE_ARCH_CMPXCHG		1
 #define AK_HAVE_ARCH_CMPXCHG128		1

@@ -134,20 +134,13 @@ __ak_inline bool ak_x86_has_cx16(void)
 #endif
 }
 
-__ak_inline ak_u128 ak_x86_cmpxchg128(ak_u128 *p, ak_u128 old, ak_u128 new_)
-{
-	if (ak_likely(ak_x86_has_cx16()))
-		return ak_x86_cmpxchg128_lock(p, old, new_);
-	return ak_cmpxchg128_lockemu(p, old, new_);
-}
+AK_U128_PICK(ak_x86_cmpxchg128, ak_x86_has_cx16,
+	     ak_x86_cmpxchg128_lock,
+	     ak_cmpxchg128_lockemu)
 
-__ak_inline ak_u128 ak_x86_cmpxchg128_local(ak_u128 *p, ak_u128 old,
-					    ak_u128 new_)
-{
-	if (ak_likely(ak_x86_has_cx16()))
-		return ak_x86_cmpxchg128_nolock(p, old, new_);
-	return ak_cmpxchg128_lockemu(p, old, new_);
-}
+AK_U128_PICK(ak_x86_cmpxchg128_local, ak_x86_has_cx16,
+	     ak_x86_cmpxchg128_nolock,
+	     ak_cmpxchg128_lockemu)
 
 __ak_inline bool ak_x86_try_cmpxchg128(ak_u128 *p, ak_u128 *old,
 				       ak_u128 new_)

@@ -69,6 +69,19 @@ static inline uint64_t ak_u128_word1(ak_u128 v)
 
 #define AK_IS_ALIGNED16(p)	((((uintptr_t)(p)) & 15) == 0)
 
+/*
+ * An arch's 128-bit op that takes its native form when the CPU has it
+ * (have() is a cached flag, or a constant) and another form otherwise.
+ */
+#define AK_U128_PICK(name, have, native, other)				\
+static inline __attribute__((always_inline)) ak_u128			\
+name(ak_u128 *p, ak_u128 old, ak_u128 new_)				\
+{									\
+	if (__builtin_expect(!!(have()), 1))				\
+		return native(p, old, new_);				\
+	return other(p, old, new_);					\
+}
+
 #ifdef __cplusplus
 extern "C" {
 #endif
