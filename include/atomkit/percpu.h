@@ -1,0 +1,484 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Per-CPU variables and the kernel's this_cpu_* operations in user space.
+ * Contract: doc/primitives.md, "Per-CPU operations".
+ *
+ * The kernel's this_cpu ops are atomic against their own CPU for free,
+ * because the per-CPU offset is folded into one instruction.  User space
+ * computes the slot first, so a migration in between would race with the
+ * other CPU's owner; only restartable sequences (rseq) close that gap.
+ * The mode, chosen once per process (ak_percpu_mode()), says which of
+ * these serves every op:
+ *
+ *   rseq         slot = rseq cpu_id; each op one rseq critical section
+ *   rseq-mm_cid  slot = rseq mm_cid (compact: as many hot copies as
+ *                threads running at once, not as CPUs)
+ *   atomic       slot = sched_getcpu(); SMP-atomic ops on it, correct
+ *                under migration, slower
+ *   thread       slot = one per thread, no sharing; ops atomic only
+ *                against the thread's own signal handlers
+ *
+ * None gives memory ordering, as in the kernel.
+ */
+#ifndef ATOMKIT_PERCPU_H
+#define ATOMKIT_PERCPU_H
+
+#include <stddef.h>
+#include <sched.h>
+#include <atomkit/cmpxchg.h>
+#include <atomkit/rseq-abi.h>
+
+#if defined(AK_ARCH_X86_64)
+# include <atomkit/arch/x86_64/percpu.h>
+#elif defined(AK_ARCH_ARM64)
+# include <atomkit/arch/arm64/percpu.h>
+#elif defined(AK_ARCH_PPC64)
+# include <atomkit/arch/ppc64/percpu.h>
+#endif
+#include <atomkit/arch/generic/percpu.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum ak_percpu_mode {
+	AK_PERCPU_RSEQ,
+	AK_PERCPU_RSEQ_MM_CID,
+	AK_PERCPU_ATOMIC,
+	AK_PERCPU_THREAD,
+	AK_PERCPU_NR_MODES
+};
+
+extern int __ak_percpu_mode;
+int __ak_percpu_mode_init(void);
+
+/*
+ * The mode in use, chosen at the first call: AK_PERCPU_MODE from the
+ * environment (rseq, rseq-mm_cid, atomic, thread) or ak_percpu_set_mode(),
+ * else rseq where available, else atomic.
+ */
+static inline enum ak_percpu_mode ak_percpu_mode(void)
+{
+	int m = __atomic_load_n(&__ak_percpu_mode, __ATOMIC_RELAXED);
+
+	if (ak_unlikely(m < 0))
+		m = __ak_percpu_mode_init();
+	return (enum ak_percpu_mode)m;
+}
+
+/* "rseq", "rseq-mm_cid", "atomic", "thread"; NULL for no such mode. */
+const char *ak_percpu_mode_name(enum ak_percpu_mode m);
+/* By name; -1 when the name is unknown. */
+int ak_percpu_mode_parse(const char *name);
+
+/*
+ * Whether mode m can run here; if not and why is non-NULL, *why says why
+ * ("rseq unavailable (ENOSYS)").
+ */
+bool ak_percpu_mode_available(enum ak_percpu_mode m, const char **why);
+
+/*
+ * Choose the mode before any per-CPU memory exists.  0 on success; -1 with
+ * errno ENOTSUP (unavailable here), EBUSY (per-CPU memory already
+ * allocated under another mode) or EINVAL.
+ */
+int ak_percpu_set_mode(enum ak_percpu_mode m);
+
+/* Who registered this process's rseq areas: "glibc", "atomkit", "none". */
+const char *ak_rseq_owner(void);
+
+/* Critical sections aborted by the kernel so far, all threads together. */
+unsigned long ak_rseq_aborts(void);
+
+/* Number of per-CPU copies of every variable (possible CPUs, or threads). */
+unsigned int ak_nr_cpus(void);
+
+/*
+ * size bytes, zeroed, once per copy, each copy aligned to align (a power
+ * of two) and on cache lines of its own.  Returns the per-CPU pointer
+ * (copy 0), to be passed to the ops below; NULL with errno on failure.
+ */
+void *ak_percpu_alloc(size_t size, size_t align);
+void ak_percpu_free(void *pcp);
+
+struct __ak_percpu_hdr {
+	size_t stride;		/* bytes between copies */
+	size_t size;
+	void *base;
+	unsigned int nr;
+} __attribute__((aligned(64)));
+
+#ifdef __cplusplus
+}
+#endif
+
+static inline size_t __ak_percpu_stride(const void *pcp)
+{
+	return ((const struct __ak_percpu_hdr *)pcp - 1)->stride;
+}
+
+/* Copy number cpu of the per-CPU variable pcp. */
+#define ak_per_cpu_ptr(pcp, cpu)					\
+	((__typeof__(&*(pcp)))((char *)(pcp) +				\
+			       (size_t)(cpu) * __ak_percpu_stride(pcp)))
+
+#define ak_for_each_cpu(cpu)						\
+	for ((cpu) = 0; (cpu) < ak_nr_cpus(); (cpu)++)
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+/* glibc declares it only under _GNU_SOURCE; the atomic mode needs it. */
+int sched_getcpu(void);
+extern __thread int __ak_thread_slot __attribute__((tls_model("initial-exec")));
+int __ak_thread_slot_init(void);
+#ifdef __cplusplus
+}
+#endif
+
+/* The slot the calling thread would use now (a hint under migration). */
+static inline unsigned int __ak_this_slot(enum ak_percpu_mode m)
+{
+	int s;
+
+	switch (m) {
+	case AK_PERCPU_RSEQ:
+		return __atomic_load_n(&ak_rseq_thread()->cpu_id_start,
+				       __ATOMIC_RELAXED);
+	case AK_PERCPU_RSEQ_MM_CID:
+		return __atomic_load_n(&ak_rseq_thread()->mm_cid,
+				       __ATOMIC_RELAXED);
+	case AK_PERCPU_ATOMIC:
+		s = sched_getcpu();
+		return s < 0 ? 0 : (unsigned int)s;
+	default:
+		s = __ak_thread_slot;
+		return ak_likely(s >= 0) ? (unsigned int)s :
+		       (unsigned int)__ak_thread_slot_init();
+	}
+}
+
+#define ak_this_cpu_ptr(pcp)						\
+	ak_per_cpu_ptr(pcp, __ak_this_slot(ak_percpu_mode()))
+
+/*
+ * Run an rseq op until it commits or fails a compare: each try reads the
+ * id, computes the slot for it, and lets the section check that the
+ * thread is still there.  Evaluates to the op's 0 or 1.
+ */
+#define __ak_rseq_run(m, slotp, pcp, call)				\
+({									\
+	struct ak_rseq_abi *rs = ak_rseq_thread();			\
+	const uint32_t *field = (m) == AK_PERCPU_RSEQ ?			\
+		&rs->cpu_id : &rs->mm_cid;				\
+	int __rc;							\
+									\
+	(void)field;	/* unused where the arch has no rseq */		\
+	for (;;) {							\
+		uint32_t cpu = __atomic_load_n((m) == AK_PERCPU_RSEQ ?	\
+			&rs->cpu_id_start : &rs->mm_cid,		\
+			__ATOMIC_RELAXED);				\
+		slotp = ak_per_cpu_ptr(pcp, cpu);			\
+		__rc = (call);						\
+		if (ak_likely(__rc >= 0))				\
+			break;						\
+		__ak_rseq_count_abort();				\
+	}								\
+	__rc;								\
+})
+
+#if AK_HAVE_ARCH_RSEQ
+# define __AK_RSEQ_MODE(m)	((m) <= AK_PERCPU_RSEQ_MM_CID)
+#else
+# define __AK_RSEQ_MODE(m)	0
+#endif
+
+/* ---- word-size ops: add_return and cmpxchg; the rest derive ---- */
+
+#define __AK_PERCPU_WIDTH(bits)						\
+__ak_inline uint##bits##_t						\
+__ak_this_cpu_add_return##bits(uint##bits##_t *pcp, uint##bits##_t v)	\
+{									\
+	enum ak_percpu_mode m = ak_percpu_mode();			\
+	uint##bits##_t *p, old;						\
+									\
+	if (__AK_RSEQ_MODE(m)) {					\
+		__ak_rseq_run(m, p, pcp,				\
+			ak_arch_rseq_add##bits(rs, field, cpu, p, v, &old)); \
+		return old + v;						\
+	}								\
+	p = ak_per_cpu_ptr(pcp, __ak_this_slot(m));			\
+	if (m == AK_PERCPU_ATOMIC)					\
+		return ak_fetch_add_relaxed(p, v) + v;			\
+	old = *(volatile uint##bits##_t *)p;				\
+	while (!ak_try_cmpxchg_local(p, &old, old + v))			\
+		;							\
+	return old + v;							\
+}									\
+__ak_inline uint##bits##_t						\
+__ak_this_cpu_cmpxchg##bits(uint##bits##_t *pcp, uint##bits##_t o,	\
+			    uint##bits##_t n)				\
+{									\
+	enum ak_percpu_mode m = ak_percpu_mode();			\
+	uint##bits##_t *p, seen;					\
+									\
+	if (__AK_RSEQ_MODE(m)) {					\
+		__ak_rseq_run(m, p, pcp,				\
+			ak_arch_rseq_cmpxchg##bits(rs, field, cpu, p, o, n, \
+						   &seen));		\
+		return seen;						\
+	}								\
+	p = ak_per_cpu_ptr(pcp, __ak_this_slot(m));			\
+	if (m == AK_PERCPU_ATOMIC)					\
+		return ak_cmpxchg_relaxed(p, o, n);			\
+	return ak_cmpxchg_local(p, o, n);				\
+}									\
+__ak_inline uint##bits##_t						\
+__ak_this_cpu_xchg##bits(uint##bits##_t *pcp, uint##bits##_t v)	\
+{									\
+	for (;;) {							\
+		uint##bits##_t *p = ak_this_cpu_ptr(pcp);		\
+		uint##bits##_t o = *(volatile uint##bits##_t *)p;	\
+									\
+		/* a slot that moved under us fails the compare */	\
+		if (__ak_this_cpu_cmpxchg##bits(pcp, o, v) == o)	\
+			return o;					\
+	}								\
+}
+
+__AK_PERCPU_WIDTH(32)
+__AK_PERCPU_WIDTH(64)
+
+#define ak_this_cpu_read(pcp)	(*(volatile __typeof__(&*(pcp)))ak_this_cpu_ptr(pcp))
+#define ak_this_cpu_add_return(pcp, v) \
+	__ak_op1(pcp, v, __ak_this_cpu_add_return)
+#define ak_this_cpu_add(pcp, v)	((void)ak_this_cpu_add_return(pcp, v))
+#define ak_this_cpu_inc(pcp)	ak_this_cpu_add(pcp, 1)
+#define ak_this_cpu_dec(pcp)	ak_this_cpu_add(pcp, -1)
+#define ak_this_cpu_xchg(pcp, v) __ak_op1(pcp, v, __ak_this_cpu_xchg)
+#define ak_this_cpu_write(pcp, v) ((void)ak_this_cpu_xchg(pcp, v))
+#define ak_this_cpu_cmpxchg(pcp, o, n) \
+	__ak_op2(pcp, o, n, __ak_this_cpu_cmpxchg)
+#define ak_this_cpu_try_cmpxchg(pcp, po, n)				\
+({									\
+	__typeof__(&*(po)) __tpo = (po);				\
+	__typeof__(*__tpo) __to = *__tpo;				\
+	__typeof__(*__tpo) __tr = ak_this_cpu_cmpxchg(pcp, __to, n);	\
+	bool __tok = __tr == __to;					\
+									\
+	if (!__tok)							\
+		*__tpo = __tr;						\
+	__tok;								\
+})
+
+/* ---- 128 bits ---- */
+
+static inline ak_u128 ak_this_cpu_cmpxchg128(ak_u128 *pcp, ak_u128 o,
+					     ak_u128 n)
+{
+	enum ak_percpu_mode m = ak_percpu_mode();
+	ak_u128 *p, seen;
+
+	if (__AK_RSEQ_MODE(m)) {
+		__ak_rseq_run(m, p, pcp,
+			ak_arch_rseq_cmpxchg128(rs, field, cpu, p, o, n, &seen));
+		return seen;
+	}
+	p = ak_per_cpu_ptr(pcp, __ak_this_slot(m));
+	if (m == AK_PERCPU_ATOMIC)
+		return ak_cmpxchg128(p, o, n);
+	return ak_cmpxchg128_local(p, o, n);
+}
+
+static inline bool ak_this_cpu_try_cmpxchg128(ak_u128 *pcp, ak_u128 *o,
+					      ak_u128 n)
+{
+	ak_u128 r = ak_this_cpu_cmpxchg128(pcp, *o, n);
+
+	if (ak_likely(r == *o))
+		return true;
+	*o = r;
+	return false;
+}
+
+/* The kernel's this_cpu_cmpxchg_double: p2 == p1 + 1, p1 16-aligned. */
+#define ak_this_cpu_cmpxchg_double(p1, p2, o1, o2, n1, n2) \
+	__ak_cmpxchg_double(p1, p2, o1, o2, n1, n2, ak_this_cpu_try_cmpxchg128)
+
+/* ---- allocator fastpath ops ---- */
+
+/*
+ * A per-CPU freelist: objects linked through their first word.  seq is
+ * bumped by the non-rseq modes, whose pop is a 128-bit cmpxchg of
+ * {head, seq}: without it a pop could succeed on a head that was popped
+ * and pushed back meanwhile (ABA).  Objects must stay readable while they
+ * can be on a list (the pop may read a stale head's link).
+ */
+struct ak_percpu_list {
+	void *head;
+	unsigned long seq;
+} __attribute__((aligned(16)));
+
+static inline ak_u128 __ak_list_snapshot(struct ak_percpu_list *l)
+{
+	/* a torn pair only fails the cmpxchg */
+	return ak_u128_from_words(
+		(uintptr_t)__atomic_load_n(&l->head, __ATOMIC_RELAXED),
+		__atomic_load_n(&l->seq, __ATOMIC_RELAXED));
+}
+
+static inline ak_u128 __ak_list_cmpxchg(enum ak_percpu_mode m,
+					struct ak_percpu_list *l,
+					ak_u128 o, ak_u128 n)
+{
+	if (m == AK_PERCPU_ATOMIC)
+		return ak_cmpxchg128((ak_u128 *)(void *)l, o, n);
+	return ak_cmpxchg128_local((ak_u128 *)(void *)l, o, n);
+}
+
+/* Pop the head of this CPU's list; NULL when it is empty. */
+static inline void *ak_this_cpu_list_pop(struct ak_percpu_list *pcp)
+{
+	enum ak_percpu_mode m = ak_percpu_mode();
+	struct ak_percpu_list *l;
+	void *node;
+
+	if (__AK_RSEQ_MODE(m)) {
+		if (__ak_rseq_run(m, l, pcp,
+			ak_arch_rseq_list_pop(rs, field, cpu, &l->head, &node)))
+			return NULL;
+		return node;
+	}
+	l = ak_per_cpu_ptr(pcp, __ak_this_slot(m));
+	for (;;) {
+		ak_u128 o = __ak_list_snapshot(l);
+		uint64_t seq = ak_u128_word1(o);
+
+		node = (void *)(uintptr_t)ak_u128_word0(o);
+		if (!node)
+			return NULL;
+		if (__ak_list_cmpxchg(m, l, o, ak_u128_from_words(
+				(uintptr_t)*(void *volatile *)node, seq + 1)) == o)
+			return node;
+	}
+}
+
+/* Push node onto this CPU's list. */
+static inline void ak_this_cpu_list_push(struct ak_percpu_list *pcp,
+					 void *node)
+{
+	enum ak_percpu_mode m = ak_percpu_mode();
+	struct ak_percpu_list *l;
+
+	if (__AK_RSEQ_MODE(m)) {
+		__ak_rseq_run(m, l, pcp,
+			ak_arch_rseq_list_push(rs, field, cpu, &l->head, node));
+		return;
+	}
+	l = ak_per_cpu_ptr(pcp, __ak_this_slot(m));
+	for (;;) {
+		ak_u128 o = __ak_list_snapshot(l);
+
+		*(void *volatile *)node = (void *)(uintptr_t)ak_u128_word0(o);
+		if (__ak_list_cmpxchg(m, l, o, ak_u128_from_words(
+				(uintptr_t)node, ak_u128_word1(o) + 1)) == o)
+			return;
+	}
+}
+
+/*
+ * A per-CPU array of object pointers (SLAB's array_cache, a sheaf):
+ * allocate it with ak_percpu_alloc(ak_percpu_array_size(limit), 64).  The
+ * non-rseq modes guard each copy with a try-lock; a push or pop that finds
+ * it taken (another thread on that CPU, or a signal handler of this one)
+ * fails as if the array were full or empty, for the caller's slow path,
+ * like the kernel's local_trylock in sheaves.
+ */
+struct ak_percpu_array {
+	unsigned long count;
+	unsigned long lock;
+	void *slots[];
+};
+
+#define ak_percpu_array_size(limit) \
+	(sizeof(struct ak_percpu_array) + (size_t)(limit) * sizeof(void *))
+
+static inline bool __ak_array_trylock(enum ak_percpu_mode m,
+				      struct ak_percpu_array *a)
+{
+	if (m == AK_PERCPU_ATOMIC)
+		return ak_cmpxchg_acquire(&a->lock, 0UL, 1UL) == 0;
+	return ak_cmpxchg_local(&a->lock, 0UL, 1UL) == 0;
+}
+
+static inline void __ak_array_unlock(struct ak_percpu_array *a)
+{
+	__atomic_store_n(&a->lock, 0, __ATOMIC_RELEASE);
+}
+
+/* 0 when obj was stored, 1 when the array is full (or busy). */
+static inline int ak_this_cpu_array_push(struct ak_percpu_array *pcp,
+					 unsigned long limit, void *obj)
+{
+	enum ak_percpu_mode m = ak_percpu_mode();
+	struct ak_percpu_array *a;
+	int rc = 1;
+
+	if (__AK_RSEQ_MODE(m))
+		return __ak_rseq_run(m, a, pcp,
+			ak_arch_rseq_array_push(rs, field, cpu, &a->count,
+						a->slots, limit, obj));
+	a = ak_per_cpu_ptr(pcp, __ak_this_slot(m));
+	if (!__ak_array_trylock(m, a))
+		return 1;
+	if (a->count < limit) {
+		a->slots[a->count] = obj;
+		a->count++;
+		rc = 0;
+	}
+	__ak_array_unlock(a);
+	return rc;
+}
+
+/* The last object stored, or NULL when the array is empty (or busy). */
+static inline void *ak_this_cpu_array_pop(struct ak_percpu_array *pcp)
+{
+	enum ak_percpu_mode m = ak_percpu_mode();
+	struct ak_percpu_array *a;
+	void *obj = NULL;
+
+	if (__AK_RSEQ_MODE(m)) {
+		if (__ak_rseq_run(m, a, pcp,
+			ak_arch_rseq_array_pop(rs, field, cpu, &a->count,
+					       a->slots, &obj)))
+			return NULL;
+		return obj;
+	}
+	a = ak_per_cpu_ptr(pcp, __ak_this_slot(m));
+	if (!__ak_array_trylock(m, a))
+		return NULL;
+	if (a->count)
+		obj = a->slots[--a->count];
+	__ak_array_unlock(a);
+	return obj;
+}
+
+/* ---- visiting all copies ---- */
+
+#define __AK_PERCPU_SUM(bits)						\
+static inline uint##bits##_t						\
+ak_percpu_sum_u##bits(const uint##bits##_t *pcp)			\
+{									\
+	uint##bits##_t s = 0;						\
+	unsigned int cpu;						\
+									\
+	ak_for_each_cpu(cpu)						\
+		s += __atomic_load_n(ak_per_cpu_ptr(pcp, cpu),		\
+				     __ATOMIC_RELAXED);			\
+	return s;							\
+}
+
+__AK_PERCPU_SUM(32)
+__AK_PERCPU_SUM(64)
+
+#endif /* ATOMKIT_PERCPU_H */

@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The Linux rseq ABI (include/uapi/linux/rseq.h), as atomkit uses it, and
+ * the per-thread registration (src/rseq.c).  See doc/primitives.md,
+ * "Per-CPU operations".
+ */
+#ifndef ATOMKIT_RSEQ_ABI_H
+#define ATOMKIT_RSEQ_ABI_H
+
+#include <stdint.h>
+#include <atomkit/compiler.h>
+
+/* struct rseq: 32 bytes, 32-byte aligned; fields at fixed offsets. */
+struct ak_rseq_abi {
+	uint32_t cpu_id_start;	/* 0: always a valid CPU number */
+	uint32_t cpu_id;	/* 4: -1 uninitialized, -2 registration failed */
+	uint64_t rseq_cs;	/* 8: the running critical section's descriptor */
+	uint32_t flags;		/* 16 */
+	uint32_t node_id;	/* 20: Linux 6.3+ */
+	uint32_t mm_cid;	/* 24: compact id within the mm, Linux 6.3+ */
+	uint32_t end[1];	/* 28 */
+} __attribute__((aligned(32)));
+
+#define AK_RSEQ_CPU_ID_UNINITIALIZED	((uint32_t)-1)
+#define AK_RSEQ_CPU_ID_REGISTRATION_FAILED ((uint32_t)-2)
+
+/* Offsets the asm uses. */
+#define AK_RSEQ_CS_OFFSET	8
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* This thread's rseq area once registered (by glibc or by us), else NULL. */
+extern __thread struct ak_rseq_abi *__ak_rseq_area
+	__attribute__((tls_model("initial-exec")));
+
+/* Registers the calling thread where glibc did not; NULL if impossible. */
+struct ak_rseq_abi *__ak_rseq_thread_init(void);
+
+/* Counts an aborted critical section (all threads together). */
+void __ak_rseq_count_abort(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+static inline struct ak_rseq_abi *ak_rseq_thread(void)
+{
+	struct ak_rseq_abi *rs = __ak_rseq_area;
+
+	if (ak_unlikely(!rs))
+		rs = __ak_rseq_thread_init();
+	return rs;
+}
+
+#endif /* ATOMKIT_RSEQ_ABI_H */

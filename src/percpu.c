@@ -1,0 +1,289 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Per-CPU memory and the choice of mode.  Every variable has one copy per
+ * slot (possible CPU, or thread in thread mode), each copy on cache lines
+ * of its own; a header on its own line before copy 0 holds the stride, so
+ * ak_per_cpu_ptr() is one multiply-add from a read-only line.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <atomkit/percpu.h>
+
+int __ak_rseq_unavailable(void);
+bool __ak_rseq_have_mm_cid(void);
+
+#define CACHELINE	64
+#define THREAD_SLOTS_DEFAULT 256
+
+int __ak_percpu_mode = -1;
+static unsigned int nr_slots;
+static unsigned long nr_allocated;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+static const char *const mode_names[AK_PERCPU_NR_MODES] = {
+	[AK_PERCPU_RSEQ] = "rseq",
+	[AK_PERCPU_RSEQ_MM_CID] = "rseq-mm_cid",
+	[AK_PERCPU_ATOMIC] = "atomic",
+	[AK_PERCPU_THREAD] = "thread",
+};
+
+const char *ak_percpu_mode_name(enum ak_percpu_mode m)
+{
+	return (unsigned int)m < AK_PERCPU_NR_MODES ? mode_names[m] : NULL;
+}
+
+int ak_percpu_mode_parse(const char *name)
+{
+	int m;
+
+	for (m = 0; m < AK_PERCPU_NR_MODES; m++)
+		if (!strcmp(name, mode_names[m]))
+			return m;
+	return -1;
+}
+
+bool ak_percpu_mode_available(enum ak_percpu_mode m, const char **why)
+{
+	static char buf[96];
+	int err;
+
+	switch (m) {
+	case AK_PERCPU_RSEQ:
+	case AK_PERCPU_RSEQ_MM_CID:
+		err = __ak_rseq_unavailable();
+		if (err) {
+			if (why) {
+				snprintf(buf, sizeof(buf),
+					 "rseq unavailable (%s)",
+					 err == ENOSYS ? "ENOSYS" :
+					 err == ENOTSUP ? "no rseq code for this arch" :
+					 strerror(err));
+				*why = buf;
+			}
+			return false;
+		}
+		if (m == AK_PERCPU_RSEQ_MM_CID && !__ak_rseq_have_mm_cid()) {
+			if (why)
+				*why = "rseq mm_cid unavailable (kernel before 6.3)";
+			return false;
+		}
+		return true;
+	case AK_PERCPU_ATOMIC:
+	case AK_PERCPU_THREAD:
+		return true;
+	default:
+		if (why)
+			*why = "no such mode";
+		return false;
+	}
+}
+
+/* Possible CPUs: the highest id in /sys/devices/system/cpu/possible + 1. */
+static unsigned int possible_cpus(void)
+{
+	FILE *f = fopen("/sys/devices/system/cpu/possible", "r");
+	unsigned int max = 0, a, b;
+	long conf = sysconf(_SC_NPROCESSORS_CONF);
+	int c;
+
+	if (f) {
+		while (fscanf(f, "%u", &a) == 1) {
+			b = a;
+			c = fgetc(f);
+			if (c == '-' && fscanf(f, "%u", &b) == 1)
+				c = fgetc(f);
+			if (b + 1 > max)
+				max = b + 1;
+			if (c != ',')
+				break;
+		}
+		fclose(f);
+	}
+	if (conf > 0 && (unsigned long)conf > max)
+		max = (unsigned int)conf;
+	return max ? max : 1;
+}
+
+static unsigned int slots_for(enum ak_percpu_mode m)
+{
+	const char *env;
+
+	if (m != AK_PERCPU_THREAD)
+		return possible_cpus();
+	env = getenv("AK_PERCPU_THREAD_SLOTS");
+	if (env && atoi(env) > 0)
+		return (unsigned int)atoi(env);
+	return THREAD_SLOTS_DEFAULT;
+}
+
+/* Called with lock held. */
+static int choose(enum ak_percpu_mode m)
+{
+	nr_slots = slots_for(m);
+	__atomic_store_n(&__ak_percpu_mode, m, __ATOMIC_RELEASE);
+	return m;
+}
+
+int __ak_percpu_mode_init(void)
+{
+	const char *env = getenv("AK_PERCPU_MODE"), *why = NULL;
+	int m;
+
+	pthread_mutex_lock(&lock);
+	m = __ak_percpu_mode;
+	if (m >= 0)
+		goto out;
+	if (env && *env) {
+		m = ak_percpu_mode_parse(env);
+		if (m < 0) {
+			fprintf(stderr, "atomkit: AK_PERCPU_MODE=%s: unknown mode (rseq, rseq-mm_cid, atomic, thread)\n",
+				env);
+			exit(2);
+		}
+		if (!ak_percpu_mode_available(m, &why)) {
+			fprintf(stderr, "atomkit: AK_PERCPU_MODE=%s: %s\n",
+				env, why);
+			exit(2);
+		}
+	} else {
+		m = ak_percpu_mode_available(AK_PERCPU_RSEQ, NULL) ?
+			AK_PERCPU_RSEQ : AK_PERCPU_ATOMIC;
+	}
+	m = choose(m);
+out:
+	pthread_mutex_unlock(&lock);
+	return m;
+}
+
+int ak_percpu_set_mode(enum ak_percpu_mode m)
+{
+	int rc = 0;
+
+	if ((unsigned int)m >= AK_PERCPU_NR_MODES) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (!ak_percpu_mode_available(m, NULL)) {
+		errno = ENOTSUP;
+		return -1;
+	}
+	pthread_mutex_lock(&lock);
+	if (__ak_percpu_mode != (int)m && nr_allocated) {
+		errno = EBUSY;
+		rc = -1;
+	} else {
+		choose(m);
+	}
+	pthread_mutex_unlock(&lock);
+	return rc;
+}
+
+unsigned int ak_nr_cpus(void)
+{
+	ak_percpu_mode();
+	return nr_slots;
+}
+
+void *ak_percpu_alloc(size_t size, size_t align)
+{
+	struct __ak_percpu_hdr *hdr;
+	size_t stride, total, off;
+	unsigned int n = ak_nr_cpus();
+	char *base;
+
+	if (!size || (align & (align - 1))) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (align < CACHELINE)
+		align = CACHELINE;
+	stride = (size + align - 1) & ~(align - 1);
+	off = align > sizeof(*hdr) ? align : sizeof(*hdr);
+	if (stride > (SIZE_MAX - 2 * off) / n) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	/* room to align copy 0 and keep the header on its own line */
+	total = off + (size_t)n * stride + align;
+	base = mmap(NULL, total, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (base == MAP_FAILED)
+		return NULL;
+	hdr = (struct __ak_percpu_hdr *)
+		((((uintptr_t)base + off + align - 1) & ~(uintptr_t)(align - 1)) -
+		 sizeof(*hdr));
+	hdr->stride = stride;
+	hdr->size = total;
+	hdr->base = base;
+	hdr->nr = n;
+	pthread_mutex_lock(&lock);
+	nr_allocated++;
+	pthread_mutex_unlock(&lock);
+	return hdr + 1;
+}
+
+void ak_percpu_free(void *pcp)
+{
+	struct __ak_percpu_hdr *hdr;
+
+	if (!pcp)
+		return;
+	hdr = (struct __ak_percpu_hdr *)pcp - 1;
+	munmap(hdr->base, hdr->size);
+	pthread_mutex_lock(&lock);
+	nr_allocated--;
+	pthread_mutex_unlock(&lock);
+}
+
+/* ---- thread mode: one slot per live thread ---- */
+
+__thread int __ak_thread_slot __attribute__((tls_model("initial-exec"))) = -1;
+static unsigned char *slot_used;
+static pthread_key_t slot_key;
+static pthread_once_t slot_once = PTHREAD_ONCE_INIT;
+
+static void release_slot(void *arg)
+{
+	int s = (int)(intptr_t)arg - 1;
+
+	pthread_mutex_lock(&lock);
+	slot_used[s] = 0;
+	pthread_mutex_unlock(&lock);
+	__ak_thread_slot = -1;
+}
+
+static void slot_setup(void)
+{
+	slot_used = calloc(nr_slots, 1);
+	if (!slot_used || pthread_key_create(&slot_key, release_slot)) {
+		fprintf(stderr, "atomkit: cannot set up per-thread slots\n");
+		abort();
+	}
+}
+
+int __ak_thread_slot_init(void)
+{
+	unsigned int i;
+
+	ak_percpu_mode();
+	pthread_once(&slot_once, slot_setup);
+	pthread_mutex_lock(&lock);
+	for (i = 0; i < nr_slots && slot_used[i]; i++)
+		;
+	if (i == nr_slots) {
+		pthread_mutex_unlock(&lock);
+		fprintf(stderr, "atomkit: thread mode: more than %u threads use per-CPU data; set AK_PERCPU_THREAD_SLOTS\n",
+			nr_slots);
+		abort();
+	}
+	slot_used[i] = 1;
+	pthread_mutex_unlock(&lock);
+	__ak_thread_slot = (int)i;
+	pthread_setspecific(slot_key, (void *)(intptr_t)(i + 1));
+	return (int)i;
+}

@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: MIT
+/*
+ * rseq registration.  glibc 2.35 and later register every thread itself
+ * and say where (__rseq_offset from the thread pointer) and how much
+ * (__rseq_size, 0 when it did not, e.g. GLIBC_TUNABLES=
+ * glibc.pthread.rseq=0); a thread may be registered only once, so then we
+ * use glibc's area.  Otherwise each thread registers an area of ours at
+ * its first per-CPU op and unregisters it at exit, before its TLS goes.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/auxv.h>
+#include <sys/syscall.h>
+#include <atomkit/percpu.h>
+
+#ifndef __NR_rseq
+# if defined(__x86_64__)
+#  define __NR_rseq 334
+# elif defined(__aarch64__)
+#  define __NR_rseq 293
+# elif defined(__powerpc64__)
+#  define __NR_rseq 387
+# endif
+#endif
+#define AK_RSEQ_FLAG_UNREGISTER	1
+#ifndef AT_RSEQ_FEATURE_SIZE
+# define AT_RSEQ_FEATURE_SIZE	27
+#endif
+
+/* Weak, so a static binary or an older glibc links too. */
+extern const ptrdiff_t __rseq_offset __attribute__((weak));
+extern const unsigned int __rseq_size __attribute__((weak));
+
+__thread struct ak_rseq_abi *__ak_rseq_area
+	__attribute__((tls_model("initial-exec")));
+static __thread struct ak_rseq_abi own_area
+	__attribute__((tls_model("initial-exec"), unused)) = {
+	.cpu_id = AK_RSEQ_CPU_ID_UNINITIALIZED,
+};
+
+static unsigned long aborts;
+
+void __ak_rseq_count_abort(void)
+{
+	__atomic_fetch_add(&aborts, 1, __ATOMIC_RELAXED);
+}
+
+unsigned long ak_rseq_aborts(void)
+{
+	return __atomic_load_n(&aborts, __ATOMIC_RELAXED);
+}
+
+static bool glibc_owns(void)
+{
+	return &__rseq_size && __rseq_size > 0;
+}
+
+#if AK_HAVE_ARCH_RSEQ
+static long sys_rseq(void *area, uint32_t len, int flags, uint32_t sig)
+{
+	return syscall(__NR_rseq, area, len, flags, sig);
+}
+#endif
+
+/* -1 unknown, else 0 or an errno saying why rseq is unavailable. */
+static int unavailable = -1;
+
+/* 0 when rseq can be used in this process, else the reason as an errno. */
+int __ak_rseq_unavailable(void)
+{
+	int v = __atomic_load_n(&unavailable, __ATOMIC_RELAXED);
+
+	if (v >= 0)
+		return v;
+#if !AK_HAVE_ARCH_RSEQ
+	v = ENOTSUP;		/* no critical sections for this arch */
+#else
+	if (glibc_owns()) {
+		v = 0;
+	} else if (sys_rseq(NULL, 0, 0, 0) == 0) {
+		v = EINVAL;	/* cannot happen: a bad call must fail */
+	} else {
+		/* EINVAL means the call exists; ENOSYS (qemu-user) not */
+		v = errno == EINVAL ? 0 : errno;
+	}
+#endif
+	__atomic_store_n(&unavailable, v, __ATOMIC_RELAXED);
+	return v;
+}
+
+bool __ak_rseq_have_mm_cid(void)
+{
+	/* mm_cid ends at byte 28 of the area (Linux 6.3+) */
+	return getauxval(AT_RSEQ_FEATURE_SIZE) >= 28;
+}
+
+const char *ak_rseq_owner(void)
+{
+	if (__ak_rseq_unavailable())
+		return "none";
+	return glibc_owns() ? "glibc" : "atomkit";
+}
+
+#if AK_HAVE_ARCH_RSEQ
+static pthread_key_t unregister_key;
+static pthread_once_t unregister_once = PTHREAD_ONCE_INIT;
+
+static void unregister_thread(void *area)
+{
+	if (sys_rseq(area, sizeof(struct ak_rseq_abi),
+		     AK_RSEQ_FLAG_UNREGISTER, AK_RSEQ_SIG))
+		fprintf(stderr, "atomkit: rseq unregistration failed: %s\n",
+			strerror(errno));
+	__ak_rseq_area = NULL;
+}
+
+static void make_key(void)
+{
+	if (pthread_key_create(&unregister_key, unregister_thread)) {
+		fprintf(stderr, "atomkit: pthread_key_create failed\n");
+		abort();
+	}
+}
+#endif
+
+struct ak_rseq_abi *__ak_rseq_thread_init(void)
+{
+#if AK_HAVE_ARCH_RSEQ
+	struct ak_rseq_abi *rs;
+
+	if (__ak_rseq_unavailable())
+		goto fail;
+	if (glibc_owns()) {
+		rs = (struct ak_rseq_abi *)((char *)__builtin_thread_pointer() +
+					    __rseq_offset);
+	} else {
+		rs = &own_area;
+		if (sys_rseq(rs, sizeof(*rs), 0, AK_RSEQ_SIG)) {
+			fprintf(stderr, "atomkit: rseq registration failed: %s\n",
+				strerror(errno));
+			goto fail;
+		}
+		pthread_once(&unregister_once, make_key);
+		pthread_setspecific(unregister_key, rs);
+	}
+	if (rs->cpu_id >= AK_RSEQ_CPU_ID_REGISTRATION_FAILED) {
+		fprintf(stderr, "atomkit: this thread's rseq area is not registered\n");
+		goto fail;
+	}
+	__ak_rseq_area = rs;
+	return rs;
+fail:
+#endif
+	/* The rseq modes are chosen only where registration works. */
+	fprintf(stderr, "atomkit: rseq mode in use but unavailable to this thread\n");
+	abort();
+}
