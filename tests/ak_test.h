@@ -10,6 +10,7 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
@@ -26,6 +27,14 @@
 
 void ak_test_set_skip(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2)));
+
+/*
+ * Run tests[0..n) and print a TAP line for each, numbered or not (a
+ * caller that runs several groups in child processes prints the plan at
+ * the end); returns how many failed.
+ */
+int ak_test_run(const char *group, const struct CMUnitTest *tests, size_t n,
+		bool numbered);
 
 /* Run tests[0..n), print TAP, return 0 if none failed. */
 int ak_test_main(const char *group, const struct CMUnitTest *tests, size_t n);

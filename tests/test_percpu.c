@@ -1,0 +1,670 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Per-CPU ops in every mode.  main() runs the whole suite once per mode,
+ * each in a child process (the mode is fixed per process), relays the
+ * children's TAP lines and prints the plan at the end.  A mode this
+ * machine lacks (rseq under qemu-user: ENOSYS) is reported as skipped
+ * with its reason, and the fallbacks run instead.
+ *
+ * Built twice: plainly, and with AK_RSEQ_STRESS, where the rseq sections
+ * carry delay injection points and the storms must make the kernel abort
+ * some of them.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <atomkit/percpu.h>
+#include "ak_test.h"
+
+#define NTHREADS	8
+#ifdef AK_RSEQ_STRESS
+/* every section is widened by ~µs: fewer passes give as many races */
+# define ITERS		100000UL	/* per thread */
+#else
+# define ITERS		1000000UL	/* per thread */
+#endif
+#define TIMER_US	20
+#define MIGRATE_EVERY	1000		/* ops between affinity changes */
+#define NNODES		1024
+#define HOLD		4		/* nodes a list/array thread holds */
+#define ARRAY_LIMIT	64
+
+enum storm { CALM, MIGRATION, SIGNALS };
+
+static enum ak_percpu_mode mode;
+
+static void skip_unless_rseq_for_stress(void)
+{
+#ifdef AK_RSEQ_STRESS
+	if (mode > AK_PERCPU_RSEQ_MM_CID)
+		ak_skip("stress build: exercises rseq aborts only");
+#endif
+}
+
+/* ---- storms ---- */
+
+static cpu_set_t allowed;
+static int nallowed;
+
+static void migrate(unsigned long i, int self)
+{
+	cpu_set_t one;
+	int k, n = (int)((i / MIGRATE_EVERY + self) % nallowed), c;
+
+	for (c = 0, k = -1; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &allowed) && ++k == n)
+			break;
+	CPU_ZERO(&one);
+	CPU_SET(c, &one);
+	sched_setaffinity(0, sizeof(one), &one);
+}
+
+/* The handler's own work, counted, on the same variable. */
+static void (*handler_op)(void);
+static unsigned long handled;
+static __thread timer_t thread_timer;
+static __thread volatile sig_atomic_t timer_armed;
+static const struct itimerspec next_shot = {
+	.it_value = { 0, TIMER_US * 1000 },
+};
+
+/* One-shot, re-armed after the work: a slow delivery cannot starve us. */
+static void on_timer(int sig)
+{
+	int saved = errno;
+
+	(void)sig;
+	if (handler_op) {
+		handler_op();
+		__atomic_fetch_add(&handled, 1, __ATOMIC_RELAXED);
+	}
+	if (timer_armed)
+		timer_settime(thread_timer, 0, &next_shot, NULL);
+	errno = saved;
+}
+
+static void storm_start(enum storm s)
+{
+	struct sigevent sev;
+
+	if (s != SIGNALS)
+		return;
+	memset(&sev, 0, sizeof(sev));
+	sev.sigev_notify = SIGEV_THREAD_ID;
+	sev.sigev_signo = SIGALRM;
+	sev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
+	if (timer_create(CLOCK_MONOTONIC, &sev, &thread_timer))
+		abort();
+	timer_armed = 1;
+	timer_settime(thread_timer, 0, &next_shot, NULL);
+}
+
+static void storm_stop(enum storm s)
+{
+	if (s != SIGNALS)
+		return;
+	timer_armed = 0;
+	timer_delete(thread_timer);
+}
+
+static void storm_setup(enum storm s)
+{
+	struct sigaction sa;
+
+	handled = 0;
+	if (s == MIGRATION) {
+		CPU_ZERO(&allowed);
+		sched_getaffinity(0, sizeof(allowed), &allowed);
+		nallowed = CPU_COUNT(&allowed);
+		if (nallowed < 2)
+			ak_skip("migration storm needs 2 CPUs, %d allowed",
+				nallowed);
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_timer;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGALRM, &sa, NULL);
+}
+
+/* Run fn(self) on NTHREADS threads, each under the storm. */
+static enum storm cur_storm;
+static void (*thread_body)(int self, unsigned long iters);
+static unsigned long thread_iters;
+
+static void *thread_main(void *arg)
+{
+	int self = (int)(intptr_t)arg;
+
+	storm_start(cur_storm);
+	thread_body(self, thread_iters);
+	storm_stop(cur_storm);
+	return NULL;
+}
+
+static void run_threads(enum storm s, void (*body)(int, unsigned long),
+			unsigned long iters)
+{
+	pthread_t th[NTHREADS];
+	int i;
+
+	storm_setup(s);
+	cur_storm = s;
+	thread_body = body;
+	thread_iters = iters;
+	for (i = 0; i < NTHREADS; i++)
+		assert_int_equal(pthread_create(&th[i], NULL, thread_main,
+						(void *)(intptr_t)i), 0);
+	for (i = 0; i < NTHREADS; i++)
+		assert_int_equal(pthread_join(th[i], NULL), 0);
+}
+
+/* ---- single-thread semantics ---- */
+
+static void test_ops(void **state)
+{
+	uint32_t *c32 = ak_percpu_alloc(sizeof(*c32), 4);
+	uint64_t *c64 = ak_percpu_alloc(sizeof(*c64), 8);
+	void **pp = ak_percpu_alloc(sizeof(void *), 8);
+	uint64_t o64;
+	unsigned int cpu, n = ak_nr_cpus();
+	int x;
+
+	(void)state;
+	assert_non_null(c32);
+	assert_non_null(c64);
+	assert_non_null(pp);
+	/* copies are zeroed, distinct and on lines of their own */
+	ak_for_each_cpu(cpu) {
+		assert_int_equal(*ak_per_cpu_ptr(c64, cpu), 0);
+		if (cpu)
+			assert_true((char *)ak_per_cpu_ptr(c64, cpu) -
+				    (char *)ak_per_cpu_ptr(c64, cpu - 1) >= 64);
+	}
+	assert_true(n >= 1);
+	assert_true(AK_IS_ALIGNED16(ak_per_cpu_ptr(c64, n - 1)) ||
+		    ((uintptr_t)ak_per_cpu_ptr(c64, n - 1) & 7) == 0);
+
+	ak_this_cpu_write(c32, 0xfffffffeu);
+	ak_this_cpu_inc(c32);
+	assert_int_equal(ak_this_cpu_add_return(c32, 1), 0);	/* wraps */
+	ak_this_cpu_dec(c32);
+	assert_int_equal(ak_percpu_sum_u32(c32), 0xffffffffu);
+	assert_int_equal(ak_this_cpu_xchg(c32, 7u), 0xffffffffu);
+	assert_int_equal(ak_this_cpu_cmpxchg(c32, 7u, 8u), 7u);
+	assert_int_equal(ak_this_cpu_cmpxchg(c32, 7u, 9u), 8u);
+	assert_int_equal(ak_percpu_sum_u32(c32), 8u);
+
+	ak_this_cpu_add(c64, 0xffffffffull);
+	ak_this_cpu_add(c64, 2);			/* carries past 32 bits */
+	assert_int_equal(ak_percpu_sum_u64(c64), 0x100000001ull);
+	o64 = 1;
+	assert_false(ak_this_cpu_try_cmpxchg(c64, &o64, 5));
+	assert_int_equal(o64, 0x100000001ull);
+	assert_true(ak_this_cpu_try_cmpxchg(c64, &o64, 5));
+	assert_int_equal(ak_this_cpu_read(c64), 5);
+
+	assert_null(ak_this_cpu_xchg(pp, (void *)&x));
+	assert_ptr_equal(ak_this_cpu_cmpxchg(pp, (void *)&x, NULL), &x);
+	assert_null(ak_this_cpu_read(pp));
+
+	ak_percpu_free(c32);
+	ak_percpu_free(c64);
+	ak_percpu_free(pp);
+}
+
+static void test_alloc_errors(void **state)
+{
+	(void)state;
+	errno = 0;
+	assert_null(ak_percpu_alloc(0, 8));
+	assert_int_equal(errno, EINVAL);
+	assert_null(ak_percpu_alloc(8, 24));	/* not a power of two */
+	assert_int_equal(errno, EINVAL);
+	/* the mode cannot change once per-CPU memory exists */
+	{
+		void *p = ak_percpu_alloc(8, 8);
+		enum ak_percpu_mode other = mode == AK_PERCPU_THREAD ?
+			AK_PERCPU_ATOMIC : AK_PERCPU_THREAD;
+
+		assert_non_null(p);
+		assert_int_equal(ak_percpu_set_mode(other), -1);
+		assert_int_equal(errno, EBUSY);
+		assert_int_equal(ak_percpu_mode(), mode);
+		ak_percpu_free(p);
+	}
+}
+
+/* ---- counter under storms ---- */
+
+static uint64_t *counter;
+
+static void count_op(void)
+{
+	ak_this_cpu_inc(counter);
+}
+
+static void count_body(int self, unsigned long iters)
+{
+	unsigned long i;
+
+	for (i = 0; i < iters; i++) {
+		if (cur_storm == MIGRATION && i % MIGRATE_EVERY == 0)
+			migrate(i, self);
+		ak_this_cpu_inc(counter);
+	}
+}
+
+static void counter_test(enum storm s)
+{
+	unsigned long iters = ak_test_iters(ITERS);
+
+	skip_unless_rseq_for_stress();
+	counter = ak_percpu_alloc(sizeof(*counter), 8);
+	assert_non_null(counter);
+	handler_op = count_op;
+	run_threads(s, count_body, iters);
+	handler_op = NULL;
+	if (s == SIGNALS) {
+		print_message("# %lu increments from signal handlers\n",
+			      handled);
+		assert_true(handled > 0);
+	}
+	assert_int_equal(ak_percpu_sum_u64(counter),
+			 (uint64_t)iters * NTHREADS + handled);
+	ak_percpu_free(counter);
+}
+
+static void test_counter(void **s) { (void)s; counter_test(CALM); }
+static void test_counter_migration(void **s) { (void)s; counter_test(MIGRATION); }
+static void test_counter_signals(void **s) { (void)s; counter_test(SIGNALS); }
+
+/* ---- 128-bit pairs under both storms ---- */
+
+static ak_u128 *pairs;
+
+static void pair_op(void)
+{
+	ak_u128 *p = ak_this_cpu_ptr(pairs), o = *(volatile ak_u128 *)p;
+
+	while (!ak_this_cpu_try_cmpxchg128(pairs, &o, o + ak_u128_make(3, 1)))
+		;
+}
+
+static void pair_body(int self, unsigned long iters)
+{
+	unsigned long i;
+
+	for (i = 0; i < iters; i++) {
+		if (i % MIGRATE_EVERY == 0 && nallowed >= 2)
+			migrate(i, self);
+		pair_op();
+	}
+}
+
+static void test_cmpxchg128_pairs(void **state)
+{
+	unsigned long iters = ak_test_iters(ITERS) / 4, lo = 0;
+	unsigned int cpu;
+
+	(void)state;
+	skip_unless_rseq_for_stress();
+	pairs = ak_percpu_alloc(sizeof(*pairs), 16);
+	assert_non_null(pairs);
+	CPU_ZERO(&allowed);
+	sched_getaffinity(0, sizeof(allowed), &allowed);
+	nallowed = CPU_COUNT(&allowed);
+	handler_op = pair_op;
+	run_threads(SIGNALS, pair_body, iters);
+	handler_op = NULL;
+	ak_for_each_cpu(cpu) {
+		ak_u128 v = *ak_per_cpu_ptr(pairs, cpu);
+
+		/* both halves moved together on every copy */
+		assert_int_equal(ak_u128_hi(v), 3 * ak_u128_lo(v));
+		lo += ak_u128_lo(v);
+	}
+	assert_int_equal(lo, iters * NTHREADS + handled);
+	ak_percpu_free(pairs);
+}
+
+/* ---- freelist and array: every object accounted for, exactly once ---- */
+
+struct node {
+	struct node *next;
+	unsigned long id;
+};
+
+static struct node nodes[NNODES];
+static struct ak_percpu_list *lists;
+static struct ak_percpu_array *arrays;
+static void *held[NTHREADS][HOLD];
+
+static void *take(bool use_array)
+{
+	return use_array ? ak_this_cpu_array_pop(arrays) :
+			   ak_this_cpu_list_pop(lists);
+}
+
+static bool give(bool use_array, void *obj)
+{
+	if (use_array)
+		return ak_this_cpu_array_push(arrays, ARRAY_LIMIT, obj) == 0;
+	ak_this_cpu_list_push(lists, obj);
+	return true;
+}
+
+static bool body_uses_array;
+
+static void pool_body(int self, unsigned long iters)
+{
+	unsigned long i;
+	int n = 0, k;
+
+	for (i = 0; i < iters; i++) {
+		void *o;
+
+		if (cur_storm == MIGRATION && i % MIGRATE_EVERY == 0)
+			migrate(i, self);
+		if (n < HOLD && (o = take(body_uses_array)))
+			held[self][n++] = o;
+		if (n && (i & 1) && give(body_uses_array, held[self][n - 1]))
+			held[self][--n] = NULL;
+	}
+	/* put back what we still hold (an array may refuse: keep it) */
+	for (k = n - 1; k >= 0; k--)
+		if (give(body_uses_array, held[self][k]))
+			held[self][k] = NULL;
+}
+
+static void pool_test(bool use_array, enum storm s)
+{
+	static unsigned char seen[NNODES];
+	unsigned long iters = ak_test_iters(ITERS);
+	unsigned int cpu, i, t, k, total = 0;
+
+	skip_unless_rseq_for_stress();
+	memset(seen, 0, sizeof(seen));
+	memset(held, 0, sizeof(held));
+	lists = ak_percpu_alloc(sizeof(*lists), 16);
+	arrays = ak_percpu_alloc(ak_percpu_array_size(ARRAY_LIMIT), 64);
+	assert_non_null(lists);
+	assert_non_null(arrays);
+	/* deal the nodes out over the copies */
+	for (i = 0; i < NNODES; i++) {
+		nodes[i].id = i;
+		cpu = i % ak_nr_cpus();
+		if (use_array) {
+			struct ak_percpu_array *a = ak_per_cpu_ptr(arrays, cpu);
+
+			if (a->count == ARRAY_LIMIT)
+				break;
+			a->slots[a->count++] = &nodes[i];
+		} else {
+			struct ak_percpu_list *l = ak_per_cpu_ptr(lists, cpu);
+
+			nodes[i].next = l->head;
+			l->head = &nodes[i];
+		}
+	}
+	total = i;
+	body_uses_array = use_array;
+	run_threads(s, pool_body, iters);
+
+	ak_for_each_cpu(cpu) {
+		if (use_array) {
+			struct ak_percpu_array *a = ak_per_cpu_ptr(arrays, cpu);
+
+			assert_true(a->count <= ARRAY_LIMIT);
+			for (k = 0; k < a->count; k++)
+				seen[((struct node *)a->slots[k])->id]++;
+		} else {
+			struct node *n = ak_per_cpu_ptr(lists, cpu)->head;
+
+			for (; n; n = n->next) {
+				assert_true(n >= nodes && n < nodes + NNODES);
+				if (++seen[n->id] > 1)
+					fail_msg("node %lu on the lists twice",
+						 n->id);
+			}
+		}
+	}
+	for (t = 0; t < NTHREADS; t++)
+		for (k = 0; k < HOLD; k++)
+			if (held[t][k])
+				seen[((struct node *)held[t][k])->id]++;
+	for (i = 0; i < total; i++)
+		if (seen[i] != 1)
+			fail_msg("node %u seen %u times", i, seen[i]);
+	ak_percpu_free(lists);
+	ak_percpu_free(arrays);
+}
+
+static void test_list(void **s) { (void)s; pool_test(false, CALM); }
+static void test_list_migration(void **s) { (void)s; pool_test(false, MIGRATION); }
+static void test_list_signals(void **s) { (void)s; pool_test(false, SIGNALS); }
+static void test_array(void **s) { (void)s; pool_test(true, CALM); }
+static void test_array_migration(void **s) { (void)s; pool_test(true, MIGRATION); }
+
+/* ---- the stress build: the restart path really ran ---- */
+
+#ifdef AK_RSEQ_STRESS
+static void test_aborts_taken(void **state)
+{
+	(void)state;
+	skip_unless_rseq_for_stress();
+	counter_test(SIGNALS);
+	counter_test(MIGRATION);
+	print_message("# %lu rseq aborts\n", ak_rseq_aborts());
+	assert_true(ak_rseq_aborts() > 0);
+}
+#endif
+
+/* ---- registration ---- */
+
+static void need_rseq(void)
+{
+	if (mode > AK_PERCPU_RSEQ_MM_CID)
+		ak_skip("registration: tests rseq modes only");
+}
+
+static void *inc_thread(void *arg)
+{
+	pthread_barrier_t *b = arg;
+	unsigned long i;
+
+	if (b)
+		pthread_barrier_wait(b);
+	for (i = 0; i < 100000; i++)
+		ak_this_cpu_inc(counter);
+	assert_true(ak_rseq_thread()->cpu_id < AK_RSEQ_CPU_ID_REGISTRATION_FAILED);
+	return NULL;
+}
+
+/* Threads that exist before the first per-CPU op, and ones made after. */
+static void test_registration_threads(void **state)
+{
+	pthread_barrier_t b;
+	pthread_t early, late;
+
+	(void)state;
+	need_rseq();
+	assert_int_equal(pthread_barrier_init(&b, NULL, 2), 0);
+	assert_int_equal(pthread_create(&early, NULL, inc_thread, &b), 0);
+	counter = ak_percpu_alloc(sizeof(*counter), 8);
+	ak_this_cpu_inc(counter);
+	pthread_barrier_wait(&b);
+	assert_int_equal(pthread_create(&late, NULL, inc_thread, NULL), 0);
+	pthread_join(early, NULL);
+	pthread_join(late, NULL);
+	assert_int_equal(ak_percpu_sum_u64(counter), 200001);
+	ak_percpu_free(counter);
+	pthread_barrier_destroy(&b);
+}
+
+static void test_registration_fork(void **state)
+{
+	int status;
+	pid_t pid;
+
+	(void)state;
+	need_rseq();
+	counter = ak_percpu_alloc(sizeof(*counter), 8);
+	ak_this_cpu_inc(counter);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		inc_thread(NULL);	/* the forked thread stays registered */
+		_exit(ak_percpu_sum_u64(counter) == 100001 ? 0 : 1);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_int_equal(ak_percpu_sum_u64(counter), 1);
+	ak_percpu_free(counter);
+}
+
+static char *self_exe;
+
+/* Run this test again with glibc's registration off: we must register. */
+static void test_registration_tunable(void **state)
+{
+	char cmd[4096];
+	int rc;
+
+	(void)state;
+	need_rseq();
+	if (strcmp(ak_rseq_owner(), "glibc"))
+		ak_skip("glibc does not register rseq here (owner: %s)",
+			ak_rseq_owner());
+	snprintf(cmd, sizeof(cmd),
+		 "GLIBC_TUNABLES=glibc.pthread.rseq=0 AK_PERCPU_MODE=%s '%s' --registration-child",
+		 ak_percpu_mode_name(mode), self_exe);
+	rc = system(cmd);
+	assert_true(WIFEXITED(rc));
+	assert_int_equal(WEXITSTATUS(rc), 0);
+}
+
+static int registration_child(void)
+{
+	pthread_t t;
+
+	if (strcmp(ak_rseq_owner(), "atomkit")) {
+		fprintf(stderr, "owner is %s, want atomkit\n", ak_rseq_owner());
+		return 1;
+	}
+	counter = ak_percpu_alloc(sizeof(*counter), 8);
+	pthread_create(&t, NULL, inc_thread, NULL);
+	inc_thread(NULL);
+	pthread_join(t, NULL);
+	return ak_percpu_sum_u64(counter) == 200000 ? 0 : 1;
+}
+
+static void test_mode_reported(void **state)
+{
+	(void)state;
+	assert_int_equal(ak_percpu_mode(), mode);
+	print_message("# mode %s, %u copies, rseq owner %s\n",
+		      ak_percpu_mode_name(mode), ak_nr_cpus(), ak_rseq_owner());
+}
+
+static const struct CMUnitTest tests[] = {
+	AK_TEST(test_mode_reported),
+	AK_TEST(test_ops),
+	AK_TEST(test_alloc_errors),
+	AK_TEST(test_counter),
+	AK_TEST(test_counter_migration),
+	AK_TEST(test_counter_signals),
+	AK_TEST(test_cmpxchg128_pairs),
+	AK_TEST(test_list),
+	AK_TEST(test_list_migration),
+	AK_TEST(test_list_signals),
+	AK_TEST(test_array),
+	AK_TEST(test_array_migration),
+#ifdef AK_RSEQ_STRESS
+	AK_TEST(test_aborts_taken),
+#endif
+	AK_TEST(test_registration_threads),
+	AK_TEST(test_registration_fork),
+	AK_TEST(test_registration_tunable),
+};
+
+/* The suite in one mode, in a child; its TAP lines come through a pipe. */
+static int run_mode(enum ak_percpu_mode m, unsigned int *ntests)
+{
+	char line[1024], group[64];
+	const char *why = NULL;
+	int fds[2], status, failed = 0;
+	FILE *in;
+	pid_t pid;
+
+	snprintf(group, sizeof(group), "percpu[%s]", ak_percpu_mode_name(m));
+	if (!ak_percpu_mode_available(m, &why)) {
+		size_t i;
+
+		for (i = 0; i < AK_ARRAY_SIZE(tests); i++)
+			printf("ok - %s: %s # SKIP skipped: %s\n", group,
+			       tests[i].name, why);
+		*ntests += AK_ARRAY_SIZE(tests);
+		return 0;
+	}
+	fflush(stdout);
+	if (pipe(fds) || (pid = fork()) < 0) {
+		printf("not ok - %s: fork: %s\n", group, strerror(errno));
+		++*ntests;
+		return 1;
+	}
+	if (pid == 0) {
+		close(fds[0]);
+		dup2(fds[1], 1);
+		if (ak_percpu_set_mode(m)) {
+			printf("not ok - %s: set_mode: %s\n", group,
+			       strerror(errno));
+			exit(1);
+		}
+		mode = m;
+		exit(ak_test_run(group, tests, AK_ARRAY_SIZE(tests), false) ?
+		     1 : 0);
+	}
+	close(fds[1]);
+	in = fdopen(fds[0], "r");
+	while (fgets(line, sizeof(line), in)) {
+		fputs(line, stdout);
+		if (!strncmp(line, "ok ", 3) || !strncmp(line, "not ok ", 7))
+			++*ntests;
+		if (!strncmp(line, "not ok ", 7))
+			failed++;
+	}
+	fclose(in);
+	waitpid(pid, &status, 0);
+	if (!WIFEXITED(status) || (WEXITSTATUS(status) && !failed)) {
+		printf("not ok - %s: child died (status %#x)\n", group, status);
+		++*ntests;
+		failed++;
+	}
+	return failed;
+}
+
+int main(int argc, char **argv)
+{
+	unsigned int ntests = 0;
+	int m, failed = 0;
+
+	self_exe = realpath("/proc/self/exe", NULL);
+	if (argc > 1 && !strcmp(argv[1], "--registration-child"))
+		return registration_child();
+	for (m = 0; m < AK_PERCPU_NR_MODES; m++)
+		failed += run_mode((enum ak_percpu_mode)m, &ntests);
+	printf("1..%u\n", ntests);
+	free(self_exe);
+	return failed ? 1 : 0;
+}
