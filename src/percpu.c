@@ -121,10 +121,21 @@ static unsigned int slots_for(enum ak_percpu_mode m)
 	return THREAD_SLOTS_DEFAULT;
 }
 
-/* Called with lock held. */
+static void slot_setup(void);
+void __ak_rseq_prepare(void);
+
+/*
+ * Called with lock held.  Everything a thread's first op would otherwise
+ * set up lazily is set up here, because that first op may run in a signal
+ * handler that interrupted a thread holding a lock.
+ */
 static int choose(enum ak_percpu_mode m)
 {
 	nr_slots = slots_for(m);
+	if (m == AK_PERCPU_THREAD)
+		slot_setup();
+	else if (m <= AK_PERCPU_RSEQ_MM_CID)
+		__ak_rseq_prepare();
 	__atomic_store_n(&__ak_percpu_mode, m, __ATOMIC_RELEASE);
 	return m;
 }
@@ -244,45 +255,57 @@ void ak_percpu_free(void *pcp)
 
 __thread int __ak_thread_slot __attribute__((tls_model("initial-exec"))) = -1;
 static unsigned char *slot_used;
+static unsigned int slot_count;
 static pthread_key_t slot_key;
-static pthread_once_t slot_once = PTHREAD_ONCE_INIT;
 
 static void release_slot(void *arg)
 {
 	int s = (int)(intptr_t)arg - 1;
 
-	pthread_mutex_lock(&lock);
-	slot_used[s] = 0;
-	pthread_mutex_unlock(&lock);
 	__ak_thread_slot = -1;
+	__atomic_store_n(&slot_used[s], 0, __ATOMIC_RELEASE);
 }
 
+/* Once, with lock held, when thread mode is chosen. */
 static void slot_setup(void)
 {
+	if (slot_used)
+		return;
 	slot_used = calloc(nr_slots, 1);
 	if (!slot_used || pthread_key_create(&slot_key, release_slot)) {
 		fprintf(stderr, "atomkit: cannot set up per-thread slots\n");
 		abort();
 	}
+	slot_count = nr_slots;
 }
 
+/*
+ * A thread's first op in thread mode claims a free slot.  Lock-free, as it
+ * may run in a signal handler; if a handler claimed one for this thread
+ * while we were claiming, keep the handler's and give ours back.
+ */
 int __ak_thread_slot_init(void)
 {
 	unsigned int i;
+	unsigned char zero;
 
-	ak_percpu_mode();
-	pthread_once(&slot_once, slot_setup);
-	pthread_mutex_lock(&lock);
-	for (i = 0; i < nr_slots && slot_used[i]; i++)
-		;
-	if (i == nr_slots) {
-		pthread_mutex_unlock(&lock);
+	for (i = 0; i < slot_count; i++) {
+		zero = 0;
+		if (__atomic_load_n(&slot_used[i], __ATOMIC_RELAXED) == 0 &&
+		    __atomic_compare_exchange_n(&slot_used[i], &zero, 1, false,
+						__ATOMIC_ACQUIRE,
+						__ATOMIC_RELAXED))
+			break;
+	}
+	if (i == slot_count) {
 		fprintf(stderr, "atomkit: thread mode: more than %u threads use per-CPU data; set AK_PERCPU_THREAD_SLOTS\n",
-			nr_slots);
+			slot_count);
 		abort();
 	}
-	slot_used[i] = 1;
-	pthread_mutex_unlock(&lock);
+	if (__ak_thread_slot >= 0) {
+		__atomic_store_n(&slot_used[i], 0, __ATOMIC_RELEASE);
+		return __ak_thread_slot;
+	}
 	__ak_thread_slot = (int)i;
 	pthread_setspecific(slot_key, (void *)(intptr_t)(i + 1));
 	return (int)i;

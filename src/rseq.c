@@ -107,7 +107,7 @@ const char *ak_rseq_owner(void)
 
 #if AK_HAVE_ARCH_RSEQ
 static pthread_key_t unregister_key;
-static pthread_once_t unregister_once = PTHREAD_ONCE_INIT;
+static bool have_key;
 
 static void unregister_thread(void *area)
 {
@@ -118,14 +118,25 @@ static void unregister_thread(void *area)
 	__ak_rseq_area = NULL;
 }
 
-static void make_key(void)
+#endif
+
+/*
+ * When an rseq mode is chosen (src/percpu.c, under its lock): what a
+ * thread's first op needs, made ready before any op can run in a signal
+ * handler.
+ */
+void __ak_rseq_prepare(void)
 {
+#if AK_HAVE_ARCH_RSEQ
+	if (have_key || glibc_owns())
+		return;
 	if (pthread_key_create(&unregister_key, unregister_thread)) {
 		fprintf(stderr, "atomkit: pthread_key_create failed\n");
 		abort();
 	}
-}
+	have_key = true;
 #endif
+}
 
 struct ak_rseq_abi *__ak_rseq_thread_init(void)
 {
@@ -144,7 +155,6 @@ struct ak_rseq_abi *__ak_rseq_thread_init(void)
 				strerror(errno));
 			goto fail;
 		}
-		pthread_once(&unregister_once, make_key);
 		pthread_setspecific(unregister_key, rs);
 	}
 	if (rs->cpu_id >= AK_RSEQ_CPU_ID_REGISTRATION_FAILED) {

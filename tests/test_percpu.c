@@ -639,6 +639,7 @@ static int run_mode(enum ak_percpu_mode m, unsigned int *ntests)
 	in = fdopen(fds[0], "r");
 	while (fgets(line, sizeof(line), in)) {
 		fputs(line, stdout);
+		fflush(stdout);
 		if (!strncmp(line, "ok ", 3) || !strncmp(line, "not ok ", 7))
 			++*ntests;
 		if (!strncmp(line, "not ok ", 7))
