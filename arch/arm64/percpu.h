@@ -1,2 +1,277 @@
 /* SPDX-License-Identifier: MIT */
-/* rseq critical sections for arm64: not written yet; the fallbacks serve. */
+/*
+ * arm64 rseq critical sections for the per-CPU ops.  Contract:
+ * doc/primitives.md, "Per-CPU operations"; the calling convention of the
+ * ak_arch_rseq_* functions is in arch/generic/percpu.h.
+ *
+ * Shape of every section (labels 1-6 are reserved for it), as on x86-64:
+ *
+ *	descriptor 3: {0, 0, start 1f, post-commit 2f - 1f, abort 4f}
+ *	rs->rseq_cs = &3b		(adrp/add/str)
+ *   1:	if (*cpu_field != cpu) goto 4	(the CPU or mm_cid we computed for)
+ *	loads, compares (a mismatch leaves for 5), injection point
+ *	one committing str (stp for 128 bits)
+ *   2:	rc = 0
+ *	branch over the signature, then the abort handler 4: rc = -1
+ *   5:	rc = 1
+ *
+ * Once the descriptor is published and the id checked, any preemption,
+ * migration or signal before the commit makes the kernel restart the
+ * thread at 4, so the commit lands only on the slot of the CPU it runs
+ * on.  The signature is the word before 4: `.inst 0xd428bc00`, BRK
+ * #0x45e0, which traps if ever executed.  It is emitted with .inst, not
+ * .long, because instructions are little-endian even on aarch64_be, and
+ * the kernel compares the signature as an instruction fetched from there.
+ *
+ * The register that held the descriptor's address is reused to load the
+ * id, so a section needs no scratch beyond its own operands.  32-bit
+ * values are loaded, compared and stored through their w names only (the
+ * AAPCS64 leaves a 32-bit value's upper half undefined).
+ */
+#ifndef ATOMKIT_ARCH_ARM64_PERCPU_H
+#define ATOMKIT_ARCH_ARM64_PERCPU_H
+
+#ifndef __aarch64__
+# error "atomkit was configured for arm64 but the compiler targets another arch"
+#endif
+
+#include <atomkit/rseq-abi.h>
+#include <atomkit/u128.h>
+
+#define AK_HAVE_ARCH_RSEQ	1
+#define AK_RSEQ_SIG		0xd428bc00
+
+#ifdef AK_RSEQ_STRESS
+/*
+ * Widen the window between the id check and the commit.  yield is a nop
+ * on most cores; isb drains the pipeline, tens of cycles each, so this is
+ * roughly a µs, as the x86 pauses are.
+ */
+# define __AK_ARM64_RSEQ_INJECT	".rept 64\n\tisb\n\t.endr\n\t"
+#else
+# define __AK_ARM64_RSEQ_INJECT	""
+#endif
+
+#define __AK_ARM64_STR(x)	#x
+#define __AK_ARM64_XSTR(x)	__AK_ARM64_STR(x)
+
+#define __AK_ARM64_RSEQ_ENTER						\
+	".pushsection __rseq_cs, \"aw\"\n\t"				\
+	".balign 32\n"							\
+	"3:\n\t"							\
+	".long 0x0, 0x0\n\t"						\
+	".quad 1f, (2f - 1f), 4f\n\t"					\
+	".popsection\n\t"						\
+	".pushsection __rseq_cs_ptr_array, \"aw\"\n\t"			\
+	".quad 3b\n\t"							\
+	".popsection\n\t"						\
+	"adrp %[cs], 3b\n\t"						\
+	"add %[cs], %[cs], :lo12:3b\n\t"				\
+	"str %[cs], [%[rs], #" __AK_ARM64_XSTR(AK_RSEQ_CS_OFFSET) "]\n" \
+	"1:\n\t"							\
+	"ldr %w[cs], [%[field]]\n\t"					\
+	"cmp %w[cs], %w[cpu]\n\t"					\
+	"b.ne 4f\n\t"
+
+#define __AK_ARM64_RSEQ_EXIT						\
+	"2:\n\t"							\
+	"mov %w[rc], #0\n\t"						\
+	"b 6f\n\t"							\
+	".inst 0xd428bc00\n"						\
+	"4:\n\t"							\
+	"mov %w[rc], #-1\n\t"						\
+	"b 6f\n"							\
+	"5:\n\t"							\
+	"mov %w[rc], #1\n"						\
+	"6:\n"
+
+/* Operands every section takes. */
+#define __AK_ARM64_RSEQ_OUT	[rc] "=&r"(rc), [cs] "=&r"(cs)
+#define __AK_ARM64_RSEQ_IN	[rs] "r"(rs), [field] "r"(field), [cpu] "r"(cpu)
+
+/* w: the register width the asm names, w for 32 bits, x for 64. */
+#define __AK_ARM64_RSEQ_WIDTH(bits, w)					\
+/* *p += v; *old = the value before. */					\
+__ak_inline int								\
+ak_arch_rseq_add##bits(struct ak_rseq_abi *rs, const uint32_t *field,	\
+		       uint32_t cpu, uint##bits##_t *p, uint##bits##_t v,	\
+		       uint##bits##_t *old)				\
+{									\
+	uint##bits##_t o, t;						\
+	uint64_t cs;							\
+	int rc;								\
+									\
+	__asm__ __volatile__(__AK_ARM64_RSEQ_ENTER			\
+		"ldr %" #w "[o], [%[p]]\n\t"				\
+		"add %" #w "[t], %" #w "[o], %" #w "[v]\n\t"		\
+		__AK_ARM64_RSEQ_INJECT					\
+		"str %" #w "[t], [%[p]]\n"				\
+		__AK_ARM64_RSEQ_EXIT					\
+		: __AK_ARM64_RSEQ_OUT, [o] "=&r"(o), [t] "=&r"(t)	\
+		: __AK_ARM64_RSEQ_IN, [p] "r"(p), [v] "r"(v)		\
+		: "memory", "cc");					\
+	*old = o;							\
+	return rc;							\
+}									\
+/* if (*p == expect) *p = new_; *seen = the value found. */		\
+__ak_inline int								\
+ak_arch_rseq_cmpxchg##bits(struct ak_rseq_abi *rs, const uint32_t *field, \
+			   uint32_t cpu, uint##bits##_t *p,		\
+			   uint##bits##_t expect, uint##bits##_t new_,	\
+			   uint##bits##_t *seen)			\
+{									\
+	uint##bits##_t s;						\
+	uint64_t cs;							\
+	int rc;								\
+									\
+	__asm__ __volatile__(__AK_ARM64_RSEQ_ENTER			\
+		"ldr %" #w "[s], [%[p]]\n\t"				\
+		"cmp %" #w "[s], %" #w "[e]\n\t"			\
+		"b.ne 5f\n\t"						\
+		__AK_ARM64_RSEQ_INJECT					\
+		"str %" #w "[n], [%[p]]\n"				\
+		__AK_ARM64_RSEQ_EXIT					\
+		: __AK_ARM64_RSEQ_OUT, [s] "=&r"(s)			\
+		: __AK_ARM64_RSEQ_IN, [p] "r"(p), [e] "r"(expect),	\
+		  [n] "r"(new_)						\
+		: "memory", "cc");					\
+	*seen = s;							\
+	return rc;							\
+}
+
+__AK_ARM64_RSEQ_WIDTH(32, w)
+__AK_ARM64_RSEQ_WIDTH(64, x)
+
+/*
+ * 128 bits: ldp both words, compare both, commit with one stp.  A single
+ * instruction cannot be split by preemption on this CPU and the section
+ * makes this CPU the only writer of the slot, so the pair is stored whole
+ * (and read whole: a write between the two loads would need a preemption,
+ * which aborts).  The first register of ldp/stp is the word at the lower
+ * address, ak_u128_word0, on either endianness.
+ */
+__ak_inline int ak_arch_rseq_cmpxchg128(struct ak_rseq_abi *rs,
+					const uint32_t *field, uint32_t cpu,
+					ak_u128 *p, ak_u128 expect,
+					ak_u128 new_, ak_u128 *seen)
+{
+	uint64_t s0, s1, cs;
+	int rc;
+
+	AK_BUG_ON(!AK_IS_ALIGNED16(p));
+	__asm__ __volatile__(__AK_ARM64_RSEQ_ENTER
+		"ldp %[s0], %[s1], [%[p]]\n\t"
+		"cmp %[s0], %[e0]\n\t"
+		"ccmp %[s1], %[e1], #0, eq\n\t"
+		"b.ne 5f\n\t"
+		__AK_ARM64_RSEQ_INJECT
+		"stp %[n0], %[n1], [%[p]]\n"
+		__AK_ARM64_RSEQ_EXIT
+		: __AK_ARM64_RSEQ_OUT, [s0] "=&r"(s0), [s1] "=&r"(s1)
+		: __AK_ARM64_RSEQ_IN, [p] "r"(p),
+		  [e0] "r"(ak_u128_word0(expect)),
+		  [e1] "r"(ak_u128_word1(expect)),
+		  [n0] "r"(ak_u128_word0(new_)),
+		  [n1] "r"(ak_u128_word1(new_))
+		: "memory", "cc");
+	*seen = ak_u128_from_words(s0, s1);
+	return rc;
+}
+
+/* Freelist pop: node = *head; if (!node) fail; *head = node->next. */
+__ak_inline int ak_arch_rseq_list_pop(struct ak_rseq_abi *rs,
+				      const uint32_t *field, uint32_t cpu,
+				      void **head, void **node)
+{
+	void *n, *next;
+	uint64_t cs;
+	int rc;
+
+	__asm__ __volatile__(__AK_ARM64_RSEQ_ENTER
+		"ldr %[n], [%[h]]\n\t"
+		"cbz %[n], 5f\n\t"
+		"ldr %[x], [%[n]]\n\t"
+		__AK_ARM64_RSEQ_INJECT
+		"str %[x], [%[h]]\n"
+		__AK_ARM64_RSEQ_EXIT
+		: __AK_ARM64_RSEQ_OUT, [n] "=&r"(n), [x] "=&r"(next)
+		: __AK_ARM64_RSEQ_IN, [h] "r"(head)
+		: "memory", "cc");
+	*node = n;
+	return rc;
+}
+
+/* Freelist push: node->next = *head; *head = node.  Never fails. */
+__ak_inline int ak_arch_rseq_list_push(struct ak_rseq_abi *rs,
+				       const uint32_t *field, uint32_t cpu,
+				       void **head, void *node)
+{
+	void *t;
+	uint64_t cs;
+	int rc;
+
+	__asm__ __volatile__(__AK_ARM64_RSEQ_ENTER
+		"ldr %[t], [%[h]]\n\t"
+		"str %[t], [%[n]]\n\t"
+		__AK_ARM64_RSEQ_INJECT
+		"str %[n], [%[h]]\n"
+		__AK_ARM64_RSEQ_EXIT
+		: __AK_ARM64_RSEQ_OUT, [t] "=&r"(t)
+		: __AK_ARM64_RSEQ_IN, [h] "r"(head), [n] "r"(node)
+		: "memory", "cc");
+	return rc;
+}
+
+/* Array push: if (*count >= limit) fail; slots[*count] = obj; ++*count. */
+__ak_inline int ak_arch_rseq_array_push(struct ak_rseq_abi *rs,
+					const uint32_t *field, uint32_t cpu,
+					unsigned long *count, void **slots,
+					unsigned long limit, void *obj)
+{
+	unsigned long t;
+	uint64_t cs;
+	int rc;
+
+	__asm__ __volatile__(__AK_ARM64_RSEQ_ENTER
+		"ldr %[t], [%[c]]\n\t"
+		"cmp %[t], %[l]\n\t"
+		"b.hs 5f\n\t"
+		"str %[o], [%[s], %[t], lsl #3]\n\t"
+		"add %[t], %[t], #1\n\t"
+		__AK_ARM64_RSEQ_INJECT
+		"str %[t], [%[c]]\n"
+		__AK_ARM64_RSEQ_EXIT
+		: __AK_ARM64_RSEQ_OUT, [t] "=&r"(t)
+		: __AK_ARM64_RSEQ_IN, [c] "r"(count), [s] "r"(slots),
+		  [l] "r"(limit), [o] "r"(obj)
+		: "memory", "cc");
+	return rc;
+}
+
+/* Array pop: if (!*count) fail; *obj = slots[*count - 1]; --*count. */
+__ak_inline int ak_arch_rseq_array_pop(struct ak_rseq_abi *rs,
+				       const uint32_t *field, uint32_t cpu,
+				       unsigned long *count, void **slots,
+				       void **obj)
+{
+	unsigned long t;
+	void *o;
+	uint64_t cs;
+	int rc;
+
+	__asm__ __volatile__(__AK_ARM64_RSEQ_ENTER
+		"ldr %[t], [%[c]]\n\t"
+		"cbz %[t], 5f\n\t"
+		"sub %[t], %[t], #1\n\t"
+		"ldr %[o], [%[s], %[t], lsl #3]\n\t"
+		__AK_ARM64_RSEQ_INJECT
+		"str %[t], [%[c]]\n"
+		__AK_ARM64_RSEQ_EXIT
+		: __AK_ARM64_RSEQ_OUT, [t] "=&r"(t), [o] "=&r"(o)
+		: __AK_ARM64_RSEQ_IN, [c] "r"(count), [s] "r"(slots)
+		: "memory", "cc");
+	*obj = o;
+	return rc;
+}
+
+#endif /* ATOMKIT_ARCH_ARM64_PERCPU_H */
