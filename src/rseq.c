@@ -54,6 +54,20 @@ unsigned long ak_rseq_aborts(void)
 	return __atomic_load_n(&aborts, __ATOMIC_RELAXED);
 }
 
+/* The thread pointer glibc's __rseq_offset is relative to. */
+static __attribute__((unused)) char *thread_pointer(void)
+{
+#if defined(__powerpc64__)
+	char *tp;
+
+	/* r13; GCC 12 has no __builtin_thread_pointer() for ppc64 */
+	__asm__("mr %0, 13" : "=r"(tp));
+	return tp;
+#else
+	return __builtin_thread_pointer();
+#endif
+}
+
 static bool glibc_owns(void)
 {
 	return &__rseq_size && __rseq_size > 0;
@@ -146,7 +160,7 @@ struct ak_rseq_abi *__ak_rseq_thread_init(void)
 	if (__ak_rseq_unavailable())
 		goto fail;
 	if (glibc_owns()) {
-		rs = (struct ak_rseq_abi *)((char *)__builtin_thread_pointer() +
+		rs = (struct ak_rseq_abi *)(thread_pointer() +
 					    __rseq_offset);
 	} else {
 		rs = &own_area;
