@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * akbench: benchmarks written in C, run by Google Benchmark.
+ *
+ * A benchmark is a C function that runs a batched loop:
+ *
+ *	static void bm_foo(struct akb_state *s)
+ *	{
+ *		uint64_t n;
+ *
+ *		while (akb_batch(s, &n))
+ *			for (uint64_t i = 0; i < n; i++)
+ *				op();
+ *	}
+ *
+ * Each akb_batch() crossing into C++ is paid once per batch, not per
+ * operation (doc/benchmarks.md, "Harness overhead").  The harness reads the
+ * chosen counter (PAPI_TOT_CYC, the arch's counter, or ns) around the whole
+ * loop and reports it per iteration beside Google Benchmark's own times.
+ *
+ * Multi-thread benchmarks are registered once per placement class given
+ * with --placement (bench/topo.c); each thread is pinned before its loop
+ * and checked with sched_getcpu().
+ */
+#ifndef AKBENCH_H
+#define AKBENCH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct akb_state;
+struct akb_def;
+typedef void (*akb_fn)(struct akb_state *s);
+
+/* Flags for akb_new(). */
+#define AKB_PLACED	0x1u	/* run once per --placement class */
+#define AKB_MANUAL_TIME	0x2u	/* the body reports time: akb_set_ticks() */
+#define AKB_SWEEP	0x4u	/* threads 1, 2, 4 .. PUs, then 2 x PUs
+				 * (or the --threads list) */
+
+/* ---- registration (from a suite's register function) ---- */
+
+/* A benchmark "name" running fn; arg is returned by akb_arg(). */
+struct akb_def *akb_new(const char *name, akb_fn fn, const void *arg,
+			unsigned int flags);
+void akb_add_arg(struct akb_def *d, int64_t v);	/* one run per value */
+void akb_arg_name(struct akb_def *d, const char *name);
+void akb_set_threads(struct akb_def *d, int threads);
+/* Iterations per akb_batch() (default 1000, 1 for slow bodies). */
+void akb_set_batch(struct akb_def *d, uint64_t batch);
+/* Registered, but every run reports "skipped: <why>" and nothing else. */
+void akb_skip_always(struct akb_def *d, const char *why);
+/* Registers everything akb_new() built; called by main, not by suites. */
+void akb_register_all(void);
+
+/* ---- inside a benchmark ---- */
+
+bool akb_batch(struct akb_state *s, uint64_t *n);
+const void *akb_arg(const struct akb_state *s);
+int64_t akb_range(const struct akb_state *s);	/* the akb_add_arg value */
+int akb_thread_index(const struct akb_state *s);
+int akb_threads(const struct akb_state *s);
+/* The OS CPU this thread was pinned to, or -1 when not pinned. */
+int akb_cpu(const struct akb_state *s);
+
+/* A counter summed over threads, per iteration, or as a rate per second. */
+void akb_counter(struct akb_state *s, const char *name, double v);
+void akb_counter_avg(struct akb_state *s, const char *name, double v);
+void akb_counter_rate(struct akb_state *s, const char *name, double v);
+void akb_label(struct akb_state *s, const char *label);
+/* Ends the run: reported as "skipped: <why>" (Google Benchmark's error). */
+void akb_skip(struct akb_state *s, const char *why);
+/* AKB_MANUAL_TIME: this batch took ticks of the counter. */
+void akb_set_ticks(struct akb_state *s, uint64_t ticks);
+
+/* A spin barrier for the threads of one run (thread 0 resets it). */
+void akb_thread_barrier(struct akb_state *s);
+
+/* Keeps v in a register and the computation of it alive. */
+#define akb_keep(v) __asm__ __volatile__("" : "+r"(v))
+#define akb_clobber() __asm__ __volatile__("" ::: "memory")
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* AKBENCH_H */

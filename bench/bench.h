@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the atomkit-bench program's parts say to each other: the binding's
+ * set-up calls used by main, the run context, and the suites' register
+ * functions (one per file, listed in AKB_SUITES).
+ */
+#ifndef AKB_BENCH_H
+#define AKB_BENCH_H
+
+#include "akbench.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+void akb_set_placements(unsigned int mask);
+void akb_set_sweep(const int *threads, int n);
+void akb_add_context(const char *key, const char *value);
+int akb_gbench_run(int *argc, char **argv);
+
+/* Adds the machine and build description to the run context. */
+void akb_env_context(void (*add)(const char *key, const char *value));
+/* Whether we run under emulation (qemu-user); *why says how we know. */
+int akb_emulated(const char **why);
+
+#define AKB_UNUSABLE \
+	"this CPU lacks the feature it needs (or AK_CPU_DISABLE hides it)"
+
+#define AKB_SUITES(S)		\
+	S(harness)		\
+	S(uncontended)		\
+	S(percpu)		\
+	S(casfail)		\
+	S(contention)		\
+	S(cacheline)		\
+	S(xcheck)
+
+#define AKB_SUITE_DECL(s) void akb_suite_##s(void);
+AKB_SUITES(AKB_SUITE_DECL)
+#undef AKB_SUITE_DECL
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* AKB_BENCH_H */

@@ -1,0 +1,329 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The C binding to Google Benchmark (bench/akbench.h).  Each C benchmark
+ * becomes one registered benchmark per placement class and argument; the
+ * C body runs its own loop and crosses into C++ once per batch through
+ * akb_batch(), which wraps State::KeepRunningBatch().  The chosen counter
+ * is read at the edges of each batch, so the per-iteration figure in the
+ * counter's unit covers the body only; Google Benchmark's own times cover
+ * the body plus one KeepRunningBatch() per batch.
+ */
+#include <benchmark/benchmark.h>
+
+#include <sched.h>
+#include <string>
+#include <vector>
+
+#include "akbench.h"
+#include "bench.h"
+#include "counter.h"
+#include "topo.h"
+
+struct akb_def {
+	std::string name;
+	akb_fn fn;
+	const void *arg;
+	unsigned int flags;
+	std::vector<int64_t> args;
+	std::string arg_name;
+	int threads;
+	uint64_t batch;
+	std::string skip;
+};
+
+struct akb_state {
+	benchmark::State *st;
+	const akb_def *d;
+	int place;
+	int cpu;
+	uint64_t batch;
+	uint64_t t_last;
+	uint64_t ticks;
+	bool started;
+};
+
+static std::vector<akb_def *> defs;
+/* --placement: every class for AKB_PLACED, spread for AKB_SWEEP */
+static unsigned int place_mask = (1u << AKB_PLACE_NR) - 1;
+static bool place_given;
+static std::vector<int> sweep;
+
+extern "C" {
+
+void akb_set_placements(unsigned int mask)
+{
+	place_mask = mask;
+	place_given = true;
+}
+
+void akb_set_sweep(const int *threads, int n)
+{
+	sweep.assign(threads, threads + n);
+}
+
+struct akb_def *akb_new(const char *name, akb_fn fn, const void *arg,
+			unsigned int flags)
+{
+	akb_def *d = new akb_def();
+
+	d->name = name;
+	d->fn = fn;
+	d->arg = arg;
+	d->flags = flags;
+	d->threads = 1;
+	d->batch = 1000;
+	defs.push_back(d);
+	return d;
+}
+
+void akb_add_arg(struct akb_def *d, int64_t v)
+{
+	d->args.push_back(v);
+}
+
+void akb_arg_name(struct akb_def *d, const char *name)
+{
+	d->arg_name = name;
+}
+
+void akb_set_threads(struct akb_def *d, int threads)
+{
+	d->threads = threads;
+}
+
+void akb_set_batch(struct akb_def *d, uint64_t batch)
+{
+	d->batch = batch ? batch : 1;
+}
+
+void akb_skip_always(struct akb_def *d, const char *why)
+{
+	d->skip = why;
+}
+
+const void *akb_arg(const struct akb_state *s)
+{
+	return s->d->arg;
+}
+
+int64_t akb_range(const struct akb_state *s)
+{
+	return s->d->args.empty() ? 0 : s->st->range(0);
+}
+
+int akb_thread_index(const struct akb_state *s)
+{
+	return s->st->thread_index();
+}
+
+int akb_threads(const struct akb_state *s)
+{
+	return s->st->threads();
+}
+
+int akb_cpu(const struct akb_state *s)
+{
+	return s->cpu;
+}
+
+bool akb_batch(struct akb_state *s, uint64_t *n)
+{
+	uint64_t now;
+	bool more;
+
+	if (s->started) {
+		now = akb_ticks();
+		s->ticks += now - s->t_last;
+	}
+	s->started = true;
+	more = s->st->KeepRunningBatch((benchmark::IterationCount)s->batch);
+	*n = s->batch;
+	if (more)
+		s->t_last = akb_ticks();
+	return more;
+}
+
+void akb_set_ticks(struct akb_state *s, uint64_t ticks)
+{
+	double hz = akb_counter_info()->hz;
+
+	s->st->SetIterationTime((double)ticks / hz);
+	s->ticks += ticks;
+	s->t_last = akb_ticks();
+}
+
+void akb_counter(struct akb_state *s, const char *name, double v)
+{
+	s->st->counters[name] = benchmark::Counter(v);
+}
+
+void akb_counter_avg(struct akb_state *s, const char *name, double v)
+{
+	s->st->counters[name] =
+		benchmark::Counter(v, benchmark::Counter::kAvgIterations);
+}
+
+void akb_counter_rate(struct akb_state *s, const char *name, double v)
+{
+	s->st->counters[name] =
+		benchmark::Counter(v, benchmark::Counter::kIsRate);
+}
+
+void akb_label(struct akb_state *s, const char *label)
+{
+	s->st->SetLabel(label);
+}
+
+void akb_skip(struct akb_state *s, const char *why)
+{
+	std::string m = std::string("skipped: ") + why;
+
+	s->st->SkipWithError(m.c_str());
+}
+
+} /* extern "C" */
+
+/*
+ * One barrier for the threads of the running benchmark: Google Benchmark
+ * runs one benchmark at a time, and a generation count lets it be reused
+ * without a reset.  Oversubscribed runs yield while they wait.
+ */
+static unsigned int bar_count, bar_gen;
+
+extern "C" void akb_thread_barrier(struct akb_state *s)
+{
+	unsigned int n = (unsigned int)s->st->threads();
+	unsigned int gen = __atomic_load_n(&bar_gen, __ATOMIC_ACQUIRE);
+	unsigned int spins = 0;
+
+	if (__atomic_add_fetch(&bar_count, 1, __ATOMIC_ACQ_REL) == n) {
+		__atomic_store_n(&bar_count, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&bar_gen, gen + 1, __ATOMIC_RELEASE);
+		return;
+	}
+	while (__atomic_load_n(&bar_gen, __ATOMIC_ACQUIRE) == gen)
+		if (++spins > 256)
+			sched_yield();
+}
+
+static void run_one(benchmark::State &st, const akb_def *d, int place)
+{
+	akb_state s = {};
+	cpu_set_t saved;
+	bool restore = false;
+	char err[256];
+
+	s.st = &st;
+	s.d = d;
+	s.place = place;
+	s.cpu = -1;
+	s.batch = d->batch;
+	if (!d->skip.empty()) {
+		akb_skip(&s, d->skip.c_str());
+		return;
+	}
+	if (place >= 0) {
+		const int *cpus;
+		const char *why;
+		int n = akb_place_cpus((enum akb_place)place, &cpus, &why);
+
+		if (!n) {
+			akb_skip(&s, why);
+			return;
+		}
+		if (st.thread_index() == 0 &&
+		    !sched_getaffinity(0, sizeof(saved), &saved))
+			restore = true;
+		s.cpu = cpus[st.thread_index() % n];
+		if (akb_pin_self(s.cpu, err, sizeof(err))) {
+			std::string m = std::string("pinning failed: ") + err;
+
+			st.SkipWithError(m.c_str());
+			goto out;
+		}
+		if (st.thread_index() == 0) {
+			std::string l = std::string(akb_place_name(
+				(enum akb_place)place)) + " cpus";
+			int t, shown = st.threads() < n ? st.threads() : n;
+
+			for (t = 0; t < shown && t < 8; t++)
+				l += (t ? "," : " ") + std::to_string(cpus[t]);
+			if (shown > 8)
+				l += ",...";
+			st.SetLabel(l);
+		}
+	}
+	d->fn(&s);
+	if (s.ticks)
+		st.counters[akb_counter_info()->key] = benchmark::Counter(
+			(double)s.ticks, benchmark::Counter::kAvgIterations);
+out:
+	if (restore)
+		sched_setaffinity(0, sizeof(saved), &saved);
+}
+
+static void apply_threads(benchmark::internal::Benchmark *b, const akb_def *d)
+{
+	if (d->flags & AKB_SWEEP) {
+		for (int t : sweep)
+			b->Threads(t);
+	} else if (d->threads > 1) {
+		b->Threads(d->threads);
+	}
+}
+
+extern "C" void akb_register_all(void)
+{
+	for (akb_def *d : defs) {
+		bool placed = d->flags & (AKB_PLACED | AKB_SWEEP);
+
+		for (int p = 0; p < AKB_PLACE_NR; p++) {
+			std::string name = d->name;
+			int place = p;
+
+			if (placed) {
+				unsigned int m = place_mask;
+
+				if ((d->flags & AKB_SWEEP) && !place_given)
+					m = 1u << AKB_PLACE_SPREAD;
+				if (!(m & (1u << p)))
+					continue;
+				name += std::string("/placement:") +
+					akb_place_name((enum akb_place)p);
+			} else {
+				/* single-thread: on the first CPU of spread */
+				if (p != AKB_PLACE_SPREAD)
+					continue;
+			}
+			auto *b = benchmark::RegisterBenchmark(
+				name.c_str(),
+				[d, place](benchmark::State &st) {
+					run_one(st, d, place);
+				});
+			for (int64_t a : d->args)
+				b->Arg(a);
+			if (!d->arg_name.empty())
+				b->ArgName(d->arg_name);
+			if (d->flags & AKB_MANUAL_TIME)
+				b->UseManualTime();
+			else if (d->threads > 1 || (d->flags & AKB_SWEEP))
+				b->UseRealTime();
+			apply_threads(b, d);
+		}
+	}
+}
+
+extern "C" void akb_add_context(const char *key, const char *value)
+{
+	benchmark::AddCustomContext(key, value);
+}
+
+extern "C" int akb_gbench_run(int *argc, char **argv)
+{
+	benchmark::Initialize(argc, argv);
+	if (benchmark::ReportUnrecognizedArguments(*argc, argv))
+		return 2;
+	benchmark::RunSpecifiedBenchmarks();
+	benchmark::Shutdown();
+	return 0;
+}

@@ -1,0 +1,208 @@
+// SPDX-License-Identifier: MIT
+/*
+ * atomkit-bench: every suite in one program.  Our own flags are taken out
+ * of argv here; everything that starts with --benchmark_ goes on to
+ * Google Benchmark untouched, so its filters, repetitions, formats and
+ * output files work as they do for any Google Benchmark binary.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <atomkit/config.h>
+
+#include "bench.h"
+#include "counter.h"
+#include "topo.h"
+
+#define AKB_MAX_SWEEP 64
+
+static const char usage[] =
+	"usage: atomkit-bench [OPTION]... [--benchmark_...]...\n"
+	"\n"
+	"  --counter=auto|papi|tsc|arch|ns\n"
+	"        the counter every figure is also given in (default auto:\n"
+	"        PAPI_TOT_CYC where the PMU allows it, else the arch's own\n"
+	"        counter: TSC, cntvct_el0 or the timebase; tsc means the\n"
+	"        arch's counter on every arch)\n"
+	"  --placement=CLASS[,CLASS]...|all\n"
+	"        where the threads of multi-thread benchmarks run: smt, core,\n"
+	"        llc, package, numa, spread (default: all for the cache-line\n"
+	"        suite, spread for the thread sweeps)\n"
+	"  --threads=N[,N]...\n"
+	"        thread counts of the contention sweep (default 1, 2, 4 ...\n"
+	"        up to the PUs, then twice the PUs)\n"
+	"  --list-placements   print the placement classes found and exit\n"
+	"  --help              this text, then Google Benchmark's flags\n"
+	"\n"
+	"Google Benchmark's own flags work as usual: --benchmark_filter=REGEX,\n"
+	"--benchmark_repetitions=N (default here 3, so that every benchmark\n"
+	"reports its spread), --benchmark_min_time=SECONDS,\n"
+	"--benchmark_format=console|json|csv, --benchmark_out=FILE,\n"
+	"--benchmark_out_format=json.\n";
+
+static int parse_threads(const char *list, int *out, int *n, char *err,
+			 size_t errlen)
+{
+	int max = 16 * akb_nr_pus() > 1024 ? 1024 : 16 * akb_nr_pus();
+	const char *p = list;
+
+	if (max < 64)
+		max = 64;
+	*n = 0;
+	while (*p) {
+		char *end;
+		long v = strtol(p, &end, 10);
+
+		if (end == p || (*end && *end != ',')) {
+			snprintf(err, errlen,
+				 "--threads=%s: not a list of numbers", list);
+			return -1;
+		}
+		if (v < 1 || v > max) {
+			snprintf(err, errlen,
+				 "--threads=%s: %ld is not a usable thread count (1 to %d here: 16 x %d PUs, at most 1024)",
+				 list, v, max, akb_nr_pus());
+			return -1;
+		}
+		if (*n == AKB_MAX_SWEEP) {
+			snprintf(err, errlen, "--threads: at most %d counts",
+				 AKB_MAX_SWEEP);
+			return -1;
+		}
+		out[(*n)++] = (int)v;
+		p = *end ? end + 1 : end;
+	}
+	if (!*n) {
+		snprintf(err, errlen, "--threads: no thread count given");
+		return -1;
+	}
+	return 0;
+}
+
+static void default_sweep(int *out, int *n)
+{
+	int pus = akb_nr_pus(), t;
+
+	*n = 0;
+	for (t = 1; t < pus && *n < AKB_MAX_SWEEP - 2; t *= 2)
+		out[(*n)++] = t;
+	out[(*n)++] = pus;
+	out[(*n)++] = 2 * pus;	/* oversubscribed */
+}
+
+static void list_placements(void)
+{
+	int c, i;
+
+	printf("topology (%s): %s\n", akb_topo_source(), akb_topo_summary());
+	for (c = 0; c < AKB_PLACE_NR; c++) {
+		const int *cpus;
+		const char *why;
+		int n = akb_place_cpus((enum akb_place)c, &cpus, &why);
+
+		printf("%-8s", akb_place_name((enum akb_place)c));
+		if (!n) {
+			printf(" absent: %s\n", why);
+			continue;
+		}
+		printf(" CPUs");
+		for (i = 0; i < n; i++)
+			printf("%s%d", i ? "," : " ", cpus[i]);
+		printf("\n");
+	}
+}
+
+static const char *opt_value(const char *arg, const char *name)
+{
+	size_t l = strlen(name);
+
+	if (strncmp(arg, name, l))
+		return NULL;
+	if (arg[l] == '=')
+		return arg + l + 1;
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	const char *counter = "auto", *placement = NULL, *threads = NULL;
+	char err[512];
+	char **gargv = calloc((size_t)argc + 2, sizeof(char *));
+	int gargc = 0, i, sweep[AKB_MAX_SWEEP], nsweep, list = 0, reps = 0;
+	unsigned int mask;
+
+	if (!gargv)
+		return 1;
+	gargv[gargc++] = argv[0];
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i], *v;
+
+		if ((v = opt_value(a, "--counter"))) {
+			counter = v;
+		} else if ((v = opt_value(a, "--placement"))) {
+			placement = v;
+		} else if ((v = opt_value(a, "--threads"))) {
+			threads = v;
+		} else if (!strcmp(a, "--list-placements")) {
+			list = 1;
+		} else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			fputs(usage, stdout);
+			gargv[gargc++] = (char *)"--help";
+		} else if (!strncmp(a, "--benchmark_", 12) ||
+			   !strncmp(a, "--v=", 4)) {
+			if (!strncmp(a, "--benchmark_repetitions", 23))
+				reps = 1;
+			gargv[gargc++] = argv[i];
+		} else {
+			fprintf(stderr,
+				"atomkit-bench: unknown option '%s' (try --help)\n",
+				a);
+			return 2;
+		}
+	}
+	if (!strcmp(counter, "") || !strcmp(counter, "=")) {
+		fprintf(stderr, "atomkit-bench: --counter needs a value\n");
+		return 2;
+	}
+	if (akb_topo_init(err, sizeof(err))) {
+		fprintf(stderr, "atomkit-bench: %s\n", err);
+		return 1;
+	}
+	if (list) {
+		list_placements();
+		return 0;
+	}
+	if (placement) {
+		if (akb_place_parse(placement, &mask, err, sizeof(err))) {
+			fprintf(stderr, "atomkit-bench: %s\n", err);
+			return 2;
+		}
+		akb_set_placements(mask);
+	}
+	if (threads) {
+		if (parse_threads(threads, sweep, &nsweep, err, sizeof(err))) {
+			fprintf(stderr, "atomkit-bench: %s\n", err);
+			return 2;
+		}
+	} else {
+		default_sweep(sweep, &nsweep);
+	}
+	akb_set_sweep(sweep, nsweep);
+	if (akb_counter_select(counter, err, sizeof(err))) {
+		fprintf(stderr, "atomkit-bench: %s\n", err);
+		return 2;
+	}
+	if (!reps)
+		gargv[gargc++] = (char *)"--benchmark_repetitions=3";
+
+#define AKB_SUITE_CALL(s) akb_suite_##s();
+	AKB_SUITES(AKB_SUITE_CALL)
+#undef AKB_SUITE_CALL
+	akb_register_all();
+	akb_env_context(akb_add_context);
+	fprintf(stderr, "atomkit-bench: counter: %s, one read %.1f ticks; %s\n",
+		akb_counter_info()->unit, akb_counter_info()->read_cost,
+		akb_counter_info()->papi);
+	return akb_gbench_run(&gargc, gargv);
+}

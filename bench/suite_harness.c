@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The harness measuring itself (doc/benchmarks.md, "Harness overhead"):
+ * the empty batched loop, the same loop crossing into Google Benchmark on
+ * every iteration (batch 1, what an unbatched C binding would pay), and
+ * one read of the selected counter.  Every other figure should be read
+ * against these.
+ */
+#include "akbench.h"
+#include "bench.h"
+#include "counter.h"
+
+static void bm_empty(struct akb_state *s)
+{
+	uint64_t n, i;
+
+	akb_label(s, "empty loop, batches of 1000: the harness overhead");
+	while (akb_batch(s, &n))
+		for (i = 0; i < n; i++)
+			akb_clobber();
+}
+
+static void bm_unbatched(struct akb_state *s)
+{
+	uint64_t n, i;
+
+	akb_label(s, "empty loop, one KeepRunningBatch() per iteration");
+	while (akb_batch(s, &n))
+		for (i = 0; i < n; i++)
+			akb_clobber();
+}
+
+static void bm_counter_read(struct akb_state *s)
+{
+	uint64_t n, i, t = 0;
+
+	akb_label(s, akb_counter_info()->unit);
+	while (akb_batch(s, &n))
+		for (i = 0; i < n; i++) {
+			t += akb_ticks();
+			akb_keep(t);
+		}
+}
+
+void akb_suite_harness(void)
+{
+	akb_new("harness/empty_loop", bm_empty, NULL, 0);
+	akb_set_batch(akb_new("harness/unbatched_loop", bm_unbatched, NULL, 0),
+		      1);
+	akb_new("harness/counter_read", bm_counter_read, NULL, 0);
+}
