@@ -91,19 +91,25 @@ const char *akb_arch_counter_name(void)
 #endif
 
 /* Ticks per second over three 20 ms windows, the median of them. */
-static double calibrate(void)
+static double calibrate(uint64_t (*read)(void))
 {
 	double r[3], t;
 	int i, j;
 
 	for (i = 0; i < 3; i++) {
 		struct timespec d = { 0, 20 * 1000 * 1000 };
-		uint64_t n0 = akb_now_ns(), t0 = akb_arch_ticks();
+		uint64_t n0 = akb_now_ns(), t0 = read();
 		uint64_t n1, t1;
 
-		while (nanosleep(&d, &d) && errno == EINTR)
-			;
-		t1 = akb_arch_ticks();
+		if (read == akb_arch_ticks) {
+			while (nanosleep(&d, &d) && errno == EINTR)
+				;
+		} else {
+			/* core cycles count only while running: spin */
+			while (akb_now_ns() - n0 < 20 * 1000 * 1000)
+				;
+		}
+		t1 = read();
 		n1 = akb_now_ns();
 		r[i] = (double)(t1 - t0) * 1e9 / (double)(n1 - n0);
 	}
@@ -163,7 +169,7 @@ double akb_arch_hz(const char **source)
 	src = "/proc/cpuinfo timebase";
 #endif
 	if (hz <= 0) {
-		hz = calibrate();
+		hz = calibrate(akb_arch_ticks);
 		src = "calibrated against CLOCK_MONOTONIC";
 	}
 out:
@@ -320,11 +326,13 @@ int akb_counter_select(const char *want, char *err, size_t errlen)
 #ifdef AKB_HAVE_PAPI
 		info.kind = AKB_COUNTER_PAPI;
 		info.key = "cycles";
-		info.hz = 0;
-		info.hz_source = "core clock (varies with frequency)";
-		snprintf(info.unit, sizeof(info.unit),
-			 "cycles (PAPI_TOT_CYC)");
 		ticks_fn = papi_ticks;
+		/* for manual-time runs only: the core clock moves with DVFS */
+		info.hz = calibrate(papi_ticks);
+		info.hz_source = "core cycles per second, measured while spinning";
+		snprintf(info.unit, sizeof(info.unit),
+			 "cycles (PAPI_TOT_CYC; about %.0f MHz while measured)",
+			 info.hz / 1e6);
 #endif
 	} else if (!strcmp(want, "auto") || !strcmp(want, "tsc") ||
 		   !strcmp(want, "arch")) {

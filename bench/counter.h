@@ -28,7 +28,7 @@ struct akb_counter_info {
 				 * "tsc_ticks", "cntvct_ticks", "tb_ticks",
 				 * "clock_ns" */
 	char unit[128];		/* "TSC ticks at 2595.9 MHz (lfence;rdtsc)" */
-	double hz;		/* ticks per second; 0 if unknown (PAPI) */
+	double hz;		/* ticks per second (PAPI: as measured) */
 	const char *hz_source;	/* "cntfrq_el0", "/proc/cpuinfo timebase",
 				 * "calibrated against CLOCK_MONOTONIC" */
 	double read_cost;	/* one read, in ticks (back-to-back) */

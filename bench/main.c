@@ -95,6 +95,12 @@ static void list_placements(void)
 {
 	int c, i;
 
+#if defined(__powerpc64__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	printf("arch: %sle\n", AK_ARCH_NAME);
+#else
+	printf("arch: %s\n", AK_ARCH_NAME);
+#endif
+	printf("cpu model: %s\n", akb_cpu_model());
 	printf("topology (%s): %s\n", akb_topo_source(), akb_topo_summary());
 	for (c = 0; c < AKB_PLACE_NR; c++) {
 		const int *cpus;

@@ -1,0 +1,127 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# atomkit-bench's command line: bad input gets a clear message and exit
+# status 2, a short real run writes Google Benchmark JSON with labelled
+# units and the run context, and absent placement classes skip with a
+# reason.  TAP on stdout.  Under the cross rig AK_TEST_RUNNER holds the
+# qemu command line the program runs under.
+set -u
+
+bench=./bench/atomkit-bench
+run="${AK_TEST_RUNNER:-}"
+n=0
+failed=0
+out=$(mktemp)
+err=$(mktemp)
+trap 'rm -f "$out" "$err"' EXIT
+
+ok() { n=$((n + 1)); echo "ok $n - $*"; }
+not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
+skip() { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
+
+if [ ! -x "$bench" ]; then
+	echo "1..1"
+	echo "ok 1 - atomkit-bench # SKIP not built (configure found no libbenchmark-dev)"
+	exit 0
+fi
+
+bench() { $run "$bench" "$@" >"$out" 2>"$err"; }
+
+# refused NAME EXPECTED-MESSAGE ARGS...: exit 2, message on stderr
+refused() {
+	name=$1 msg=$2
+	shift 2
+	bench "$@"
+	rc=$?
+	if [ "$rc" -eq 2 ] && grep -qF -- "$msg" "$err"; then
+		ok "$name: exit 2, '$msg'"
+	else
+		not_ok "$name: exit $rc, stderr: $(head -c 300 "$err")"
+	fi
+}
+
+short="--benchmark_min_time=0.001 --benchmark_repetitions=1"
+
+refused "unknown option" "unknown option '--bogus'" --bogus
+refused "unknown placement" "unknown class 'sideways'" --placement=llc,sideways
+refused "empty placement" "no class given" --placement=,
+refused "unknown counter" "unknown counter" --counter=sundial
+refused "zero threads" "0 is not a usable thread count" --threads=0
+refused "absurd threads" "100000 is not a usable thread count" --threads=1,100000
+refused "threads not numbers" "not a list of numbers" --threads=two
+refused "Google Benchmark's own bad flag" "unrecognized" --benchmark_bogus=1
+
+# --counter=papi: refused where the PMU is missing, runs where it is there
+bench --counter=papi --benchmark_filter='^harness/empty_loop$' $short
+rc=$?
+if [ "$rc" -eq 2 ] && grep -q 'PAPI_TOT_CYC cannot be read here' "$err"; then
+	ok "--counter=papi without a PMU: exit 2 with the reason"
+elif [ "$rc" -eq 0 ] && grep -q 'cycles=' "$out"; then
+	ok "--counter=papi with a PMU: cycles reported"
+else
+	not_ok "--counter=papi: exit $rc, $(head -c 300 "$err")"
+fi
+
+# a short run as JSON: units named, context present, cv computed
+bench --counter=tsc --benchmark_filter='^(harness/empty_loop|prim/ref/load/lat)$' \
+	--benchmark_min_time=0.001 --benchmark_repetitions=2 \
+	--benchmark_format=json
+rc=$?
+if [ "$rc" -eq 0 ]; then ok "JSON run: exit 0"; else not_ok "JSON run: exit $rc: $(head -c 300 "$err")"; fi
+for key in '"ak_counter_unit": "[^"]* ticks at [0-9.]* MHz' \
+	'"ak_counter_read_cost"' '"ak_topology"' '"ak_placements"' \
+	'"ak_emulated"' '"ak_percpu_mode"' '"ak_compiler"' '"ak_git_rev"' \
+	'"ak_hypervisor"' '"aggregate_name": "cv"' \
+	'"name": "harness/empty_loop"' \
+	'"\(tsc\|cntvct\|tb\)_ticks": [0-9]'; do
+	if grep -q "$key" "$out"; then ok "JSON has $key"; else not_ok "JSON lacks $key"; fi
+done
+
+# Google Benchmark's own comparison tool reads our JSON
+compare=/usr/share/benchmark/compare.py
+py=/usr/bin/python3	# Debian's, where python3-scipy installs
+[ -x "$py" ] || py=python3
+if [ -f "$compare" ] && "$py" -c 'import scipy' 2>/dev/null; then
+	cp "$out" "$out.json"
+	if "$py" "$compare" benchmarks "$out.json" "$out.json" >"$err" 2>&1 &&
+		grep -q 'harness/empty_loop' "$err"; then
+		ok "compare.py reads the JSON"
+	else
+		not_ok "compare.py: $(head -c 300 "$err")"
+	fi
+	rm -f "$out.json"
+else
+	skip "compare.py reads the JSON" "compare.py not installed (Debian: libbenchmark-tools python3-scipy)"
+fi
+
+# the same with PAPI forced off and ns: still runs, unit labelled
+bench --counter=ns --benchmark_filter='^harness/empty_loop$' $short
+if [ $? -eq 0 ] && grep -q 'clock_ns=' "$out" &&
+	grep -q 'counter: ns (clock_gettime' "$err"; then
+	ok "--counter=ns: runs, unit named"
+else
+	not_ok "--counter=ns: $(head -c 300 "$err")"
+fi
+
+# the list of classes, and a class the machine lacks skips with a reason
+bench --list-placements
+if [ $? -eq 0 ] && grep -q '^spread *CPUs' "$out"; then
+	ok "--list-placements lists spread"
+else
+	not_ok "--list-placements: $(head -c 300 "$out")"
+fi
+absent=$(sed -n 's/^\([a-z]*\) *absent: .*/\1/p' "$out" | head -n 1)
+if [ -z "$absent" ]; then
+	skip "absent placement class skips" "every class exists here"
+else
+	why=$(sed -n "s/^$absent *absent: //p" "$out")
+	bench --placement="$absent" --benchmark_filter="/placement:$absent" $short
+	if [ $? -eq 0 ] && grep -qF "skipped: $why" "$out"; then
+		ok "--placement=$absent: runs skipped with '$why'"
+	else
+		not_ok "--placement=$absent: $(head -c 300 "$out") $(head -c 300 "$err")"
+	fi
+fi
+
+echo "1..$n"
+[ "$failed" -eq 0 ]

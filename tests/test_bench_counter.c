@@ -1,0 +1,215 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The benchmark harness's own measuring parts: the counter is monotonic,
+ * its frequency agrees with CLOCK_MONOTONIC, a dependent chain twice as
+ * long measures twice as long, pinned threads run where their placement
+ * says, and without PAPI every counter still names its unit.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "ak_test.h"
+#include "../bench/counter.h"
+#include "../bench/topo.h"
+
+static void test_monotonic(void **state)
+{
+	unsigned long i, n = ak_test_iters(1000000);
+	uint64_t prev = akb_arch_ticks(), now, back = 0;
+
+	(void)state;
+	for (i = 0; i < n; i++) {
+		now = akb_arch_ticks();
+		if (now < prev)
+			back++;
+		prev = now;
+	}
+	assert_int_equal(back, 0);
+	assert_true(akb_arch_ticks() > prev - 1);
+}
+
+static void test_frequency(void **state)
+{
+	const char *src;
+	double hz = akb_arch_hz(&src), got;
+	struct timespec d = { 0, 200 * 1000 * 1000 };
+	uint64_t n0, t0, n1, t1;
+
+	(void)state;
+	assert_true(hz > 0);
+	n0 = akb_now_ns();
+	t0 = akb_arch_ticks();
+	while (nanosleep(&d, &d) && errno == EINTR)
+		;
+	t1 = akb_arch_ticks();
+	n1 = akb_now_ns();
+	got = (double)(t1 - t0) * 1e9 / (double)(n1 - n0);
+	printf("# %s: %.3f MHz (%s), measured over 200 ms: %.3f MHz\n",
+	       akb_arch_counter_name(), hz / 1e6, src, got / 1e6);
+	assert_true(got > 0.9 * hz && got < 1.1 * hz);
+}
+
+/* k dependent multiply-adds; the chain cannot overlap with itself. */
+static uint64_t chain(unsigned long k)
+{
+	uint64_t v = 1, t0, t1;
+	unsigned long i;
+
+	t0 = akb_arch_ticks();
+	for (i = 0; i < k; i++) {
+		v = v * 3 + 1;
+		__asm__ __volatile__("" : "+r"(v));
+	}
+	t1 = akb_arch_ticks();
+	__asm__ __volatile__("" :: "r"(v));
+	return t1 - t0;
+}
+
+static void test_chain_doubles(void **state)
+{
+	unsigned long k = 200000;
+	uint64_t best1 = UINT64_MAX, best2 = UINT64_MAX, t;
+	double ratio;
+	int i;
+
+	(void)state;
+	chain(k);	/* warm up: frequency, caches */
+	for (i = 0; i < 40; i++) {
+		t = chain(k);
+		if (t < best1)
+			best1 = t;
+		t = chain(2 * k);
+		if (t < best2)
+			best2 = t;
+	}
+	ratio = (double)best2 / (double)best1;
+	printf("# chain of %lu: %llu ticks, of %lu: %llu ticks, ratio %.3f\n",
+	       k, (unsigned long long)best1, 2 * k,
+	       (unsigned long long)best2, ratio);
+	assert_true(ratio >= 1.8 && ratio <= 2.2);
+}
+
+struct pin_arg {
+	int cpu;
+	int rc;
+	int seen;
+	char err[256];
+};
+
+static void *pin_thread(void *p)
+{
+	struct pin_arg *a = p;
+	volatile unsigned long spin;
+	int i;
+
+	a->rc = akb_pin_self(a->cpu, a->err, sizeof(a->err));
+	a->seen = a->cpu;
+	for (i = 0; i < 20 && !a->rc; i++) {
+		for (spin = 0; spin < 100000; spin++)
+			;
+		sched_yield();
+		if (sched_getcpu() != a->cpu)
+			a->seen = sched_getcpu();
+	}
+	return NULL;
+}
+
+static void test_pinning(void **state)
+{
+	char err[256];
+	int c, i, tried = 0;
+
+	(void)state;
+	assert_int_equal(akb_topo_init(err, sizeof(err)), 0);
+	printf("# %s: %s\n", akb_topo_source(), akb_topo_summary());
+	for (c = 0; c < AKB_PLACE_NR; c++) {
+		const int *cpus;
+		const char *why;
+		int n = akb_place_cpus((enum akb_place)c, &cpus, &why);
+
+		if (!n) {
+			printf("# placement %s: absent (%s)\n",
+			       akb_place_name((enum akb_place)c), why);
+			assert_non_null(why);
+			continue;
+		}
+		for (i = 0; i < n && i < 16; i++) {
+			struct pin_arg a = { .cpu = cpus[i] };
+			pthread_t t;
+
+			assert_int_equal(pthread_create(&t, NULL, pin_thread,
+							&a), 0);
+			pthread_join(t, NULL);
+			if (a.rc)
+				printf("# %s\n", a.err);
+			assert_int_equal(a.rc, 0);
+			assert_int_equal(a.seen, cpus[i]);
+			tried++;
+		}
+		if (c != AKB_PLACE_SPREAD)
+			assert_true(n >= 2);
+	}
+	assert_true(tried > 0);
+}
+
+static void test_pin_refused(void **state)
+{
+	char err[256];
+
+	(void)state;
+	assert_int_equal(akb_topo_init(err, sizeof(err)), 0);
+	/* a CPU that cannot exist: refused with a message, no crash */
+	assert_int_equal(akb_pin_self(4095, err, sizeof(err)), -1);
+	assert_true(strstr(err, "4095") != NULL);
+}
+
+static void test_units_without_papi(void **state)
+{
+	const struct akb_counter_info *ci = akb_counter_info();
+	const char *why;
+	char err[512];
+
+	(void)state;
+	assert_int_equal(akb_counter_select("tsc", err, sizeof(err)), 0);
+	assert_int_equal(ci->kind, AKB_COUNTER_ARCH);
+	assert_true(strstr(ci->unit, " ticks at ") || strstr(ci->unit, "ns "));
+	assert_true(strstr(ci->unit, akb_arch_counter_name()) != NULL);
+	assert_true(ci->hz > 0);
+	assert_true(ci->read_cost > 0);
+	assert_int_equal(akb_counter_select("ns", err, sizeof(err)), 0);
+	assert_int_equal(ci->kind, AKB_COUNTER_NS);
+	assert_string_equal(ci->key, "clock_ns");
+	assert_int_equal(akb_counter_select("auto", err, sizeof(err)), 0);
+	if (!akb_papi_probe(&why)) {
+		printf("# PAPI unavailable here: %s\n", why);
+		assert_int_equal(ci->kind, AKB_COUNTER_ARCH);
+		assert_int_equal(akb_counter_select("papi", err, sizeof(err)),
+				 -1);
+		assert_true(strstr(err, "PAPI_TOT_CYC") != NULL);
+		assert_true(strstr(err, why) != NULL);
+	} else {
+		assert_int_equal(ci->kind, AKB_COUNTER_PAPI);
+		assert_true(strstr(ci->unit, "PAPI_TOT_CYC") != NULL);
+	}
+	assert_int_equal(akb_counter_select("bogus", err, sizeof(err)), -1);
+	assert_true(strstr(err, "unknown counter") != NULL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		AK_TEST(test_monotonic),
+		AK_TEST(test_frequency),
+		AK_TEST(test_chain_doubles),
+		AK_TEST(test_pinning),
+		AK_TEST(test_pin_refused),
+		AK_TEST(test_units_without_papi),
+	};
+
+	return ak_test_main("bench_counter", tests, AK_ARRAY_SIZE(tests));
+}
