@@ -41,7 +41,9 @@ static int nr_pus, nr_cores;
 static char summary[512];
 static char source[64];
 static char model[256];
+#ifdef AKB_HAVE_HWLOC
 static int have_topo = 1;	/* 0: hwloc failed, use sched_setaffinity */
+#endif
 
 const char *akb_place_name(enum akb_place p)
 {
