@@ -10,6 +10,7 @@
  */
 #include <benchmark/benchmark.h>
 
+#include <memory>
 #include <sched.h>
 #include <string>
 #include <vector>
@@ -42,7 +43,8 @@ struct akb_state {
 	bool started;
 };
 
-static std::vector<akb_def *> defs;
+/* Owned here, so that they go with the program's static destructors. */
+static std::vector<std::unique_ptr<akb_def>> defs;
 /* --placement: every class for AKB_PLACED, spread for AKB_SWEEP */
 static unsigned int place_mask = (1u << AKB_PLACE_NR) - 1;
 static bool place_given;
@@ -72,7 +74,7 @@ struct akb_def *akb_new(const char *name, akb_fn fn, const void *arg,
 	d->flags = flags;
 	d->threads = 1;
 	d->batch = 1000;
-	defs.push_back(d);
+	defs.emplace_back(d);
 	return d;
 }
 
@@ -274,7 +276,8 @@ static void apply_threads(benchmark::internal::Benchmark *b, const akb_def *d)
 
 extern "C" void akb_register_all(void)
 {
-	for (akb_def *d : defs) {
+	for (auto &owned : defs) {
+		akb_def *d = owned.get();
 		bool placed = d->flags & (AKB_PLACED | AKB_SWEEP);
 
 		for (int p = 0; p < AKB_PLACE_NR; p++) {

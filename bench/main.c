@@ -130,16 +130,14 @@ static const char *opt_value(const char *arg, const char *name)
 	return NULL;
 }
 
-int main(int argc, char **argv)
+/* Everything but the argument vector for Google Benchmark, which main owns. */
+static int bench_main(int argc, char **argv, char **gargv)
 {
 	const char *counter = "auto", *placement = NULL, *threads = NULL;
 	char err[512];
-	char **gargv = calloc((size_t)argc + 2, sizeof(char *));
 	int gargc = 0, i, sweep[AKB_MAX_SWEEP], nsweep, list = 0, reps = 0;
 	unsigned int mask;
 
-	if (!gargv)
-		return 1;
 	gargv[gargc++] = argv[0];
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i], *v;
@@ -211,4 +209,18 @@ int main(int argc, char **argv)
 		akb_counter_info()->unit, akb_counter_info()->read_cost,
 		akb_counter_info()->papi);
 	return akb_gbench_run(&gargc, gargv);
+}
+
+int main(int argc, char **argv)
+{
+	char **gargv = calloc((size_t)argc + 2, sizeof(char *));
+	int rc;
+
+	if (!gargv) {
+		fprintf(stderr, "atomkit-bench: out of memory\n");
+		return 1;
+	}
+	rc = bench_main(argc, argv, gargv);
+	free(gargv);
+	return rc;
 }
