@@ -54,8 +54,13 @@ static void test_frequency(void **state)
 	assert_true(got > 0.9 * hz && got < 1.1 * hz);
 }
 
-/* k dependent multiply-adds; the chain cannot overlap with itself. */
-static uint64_t chain(unsigned long k)
+/*
+ * k dependent multiply-adds; the chain cannot overlap with itself.  Not
+ * inlined, so that both lengths run the very same loop: inlined twice,
+ * the two copies may be laid out (and, under qemu, translated)
+ * differently, and the ratio then measures that, not the counter.
+ */
+static __attribute__((noinline)) uint64_t chain(unsigned long k)
 {
 	uint64_t v = 1, t0, t1;
 	unsigned long i;
