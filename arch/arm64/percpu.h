@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * arm64 rseq critical sections for the per-CPU ops.  Contract:
- * doc/primitives.md, "Per-CPU operations"; the calling convention of the
- * ak_arch_rseq_* functions is in arch/generic/percpu.h.
+ * doc/primitives.md, "Per-CPU operations".  This header holds the asm;
+ * arch/generic/percpu.h wraps each body in its ak_arch_rseq_* function
+ * and says what the pieces below must provide.
  *
  * Shape of every section (labels 1-6 are reserved for it), as on x86-64:
  *
@@ -55,16 +56,8 @@
 #define __AK_ARM64_STR(x)	#x
 #define __AK_ARM64_XSTR(x)	__AK_ARM64_STR(x)
 
-#define __AK_ARM64_RSEQ_ENTER						\
-	".pushsection __rseq_cs, \"aw\"\n\t"				\
-	".balign 32\n"							\
-	"3:\n\t"							\
-	".long 0x0, 0x0\n\t"						\
-	".quad 1f, (2f - 1f), 4f\n\t"					\
-	".popsection\n\t"						\
-	".pushsection __rseq_cs_ptr_array, \"aw\"\n\t"			\
-	".quad 3b\n\t"							\
-	".popsection\n\t"						\
+#define __AK_ARCH_RSEQ_ENTER						\
+	__AK_RSEQ_DESCRIPTOR						\
 	"adrp %[cs], 3b\n\t"						\
 	"add %[cs], %[cs], :lo12:3b\n\t"				\
 	"str %[cs], [%[rs], #" __AK_ARM64_XSTR(AK_RSEQ_CS_OFFSET) "]\n" \
@@ -73,7 +66,7 @@
 	"cmp %w[cs], %w[cpu]\n\t"					\
 	"b.ne 4f\n\t"
 
-#define __AK_ARM64_RSEQ_EXIT						\
+#define __AK_ARCH_RSEQ_EXIT						\
 	"2:\n\t"							\
 	"mov %w[rc], #0\n\t"						\
 	"b 6f\n\t"							\
@@ -85,62 +78,62 @@
 	"mov %w[rc], #1\n"						\
 	"6:\n"
 
-/* Operands every section takes. */
-#define __AK_ARM64_RSEQ_OUT	[rc] "=&r"(rc), [cs] "=&r"(cs)
-#define __AK_ARM64_RSEQ_IN	[rs] "r"(rs), [field] "r"(field), [cpu] "r"(cpu)
+#define __AK_ARCH_RSEQ_OUT	[rc] "=&r"(rc), [cs] "=&r"(cs)
+#define __AK_ARCH_RSEQ_IN	[rs] "r"(rs), [field] "r"(field), [cpu] "r"(cpu)
+#define __AK_ARCH_RSEQ_CLOBBER	"memory", "cc"
+#define __AK_ARCH_RSEQ_B	"r"
 
-/* w: the register width the asm names, w for 32 bits, x for 64. */
-#define __AK_ARM64_RSEQ_WIDTH(bits, w)					\
-/* *p += v; *old = the value before. */					\
-__ak_inline int								\
-ak_arch_rseq_add##bits(struct ak_rseq_abi *rs, const uint32_t *field,	\
-		       uint32_t cpu, uint##bits##_t *p, uint##bits##_t v,	\
-		       uint##bits##_t *old)				\
-{									\
-	uint##bits##_t o, t;						\
-	uint64_t cs;							\
-	int rc;								\
-									\
-	__asm__ __volatile__(__AK_ARM64_RSEQ_ENTER			\
-		"ldr %" #w "[o], [%[p]]\n\t"				\
-		"add %" #w "[t], %" #w "[o], %" #w "[v]\n\t"		\
-		__AK_ARM64_RSEQ_INJECT					\
-		"str %" #w "[t], [%[p]]\n"				\
-		__AK_ARM64_RSEQ_EXIT					\
-		: __AK_ARM64_RSEQ_OUT, [o] "=&r"(o), [t] "=&r"(t)	\
-		: __AK_ARM64_RSEQ_IN, [p] "r"(p), [v] "r"(v)		\
-		: "memory", "cc");					\
-	*old = o;							\
-	return rc;							\
-}									\
-/* if (*p == expect) *p = new_; *seen = the value found. */		\
-__ak_inline int								\
-ak_arch_rseq_cmpxchg##bits(struct ak_rseq_abi *rs, const uint32_t *field, \
-			   uint32_t cpu, uint##bits##_t *p,		\
-			   uint##bits##_t expect, uint##bits##_t new_,	\
-			   uint##bits##_t *seen)			\
-{									\
-	uint##bits##_t s;						\
-	uint64_t cs;							\
-	int rc;								\
-									\
-	__asm__ __volatile__(__AK_ARM64_RSEQ_ENTER			\
-		"ldr %" #w "[s], [%[p]]\n\t"				\
-		"cmp %" #w "[s], %" #w "[e]\n\t"			\
-		"b.ne 5f\n\t"						\
-		__AK_ARM64_RSEQ_INJECT					\
-		"str %" #w "[n], [%[p]]\n"				\
-		__AK_ARM64_RSEQ_EXIT					\
-		: __AK_ARM64_RSEQ_OUT, [s] "=&r"(s)			\
-		: __AK_ARM64_RSEQ_IN, [p] "r"(p), [e] "r"(expect),	\
-		  [n] "r"(new_)						\
-		: "memory", "cc");					\
-	*seen = s;							\
-	return rc;							\
-}
+/*
+ * Each op's body, wrapped and given its operands in arch/generic/percpu.h.
+ * __AK_ARM64_R<bits> is the register prefix the asm names a value of that
+ * width with: w for 32 bits, x for 64.
+ */
+#define __AK_ARM64_R32		"w"
+#define __AK_ARM64_R64		"x"
 
-__AK_ARM64_RSEQ_WIDTH(32, w)
-__AK_ARM64_RSEQ_WIDTH(64, x)
+#define __AK_ARCH_RSEQ_ADD(bits)					\
+	"ldr %" __AK_ARM64_R##bits "[o], [%[p]]\n\t"			\
+	"add %" __AK_ARM64_R##bits "[t], %" __AK_ARM64_R##bits "[o], %"	\
+		__AK_ARM64_R##bits "[v]\n\t"				\
+	__AK_ARM64_RSEQ_INJECT						\
+	"str %" __AK_ARM64_R##bits "[t], [%[p]]\n"
+
+#define __AK_ARCH_RSEQ_CMPXCHG(bits)					\
+	"ldr %" __AK_ARM64_R##bits "[s], [%[p]]\n\t"			\
+	"cmp %" __AK_ARM64_R##bits "[s], %" __AK_ARM64_R##bits "[e]\n\t" \
+	"b.ne 5f\n\t"							\
+	__AK_ARM64_RSEQ_INJECT						\
+	"str %" __AK_ARM64_R##bits "[n], [%[p]]\n"
+
+#define __AK_ARCH_RSEQ_LIST_POP						\
+	"ldr %[n], [%[h]]\n\t"						\
+	"cbz %[n], 5f\n\t"						\
+	"ldr %[x], [%[n]]\n\t"						\
+	__AK_ARM64_RSEQ_INJECT						\
+	"str %[x], [%[h]]\n"
+
+#define __AK_ARCH_RSEQ_LIST_PUSH					\
+	"ldr %[t], [%[h]]\n\t"						\
+	"str %[t], [%[n]]\n\t"						\
+	__AK_ARM64_RSEQ_INJECT						\
+	"str %[n], [%[h]]\n"
+
+#define __AK_ARCH_RSEQ_ARRAY_PUSH					\
+	"ldr %[t], [%[c]]\n\t"						\
+	"cmp %[t], %[l]\n\t"						\
+	"b.hs 5f\n\t"							\
+	"str %[o], [%[s], %[t], lsl #3]\n\t"				\
+	"add %[t], %[t], #1\n\t"					\
+	__AK_ARM64_RSEQ_INJECT						\
+	"str %[t], [%[c]]\n"
+
+#define __AK_ARCH_RSEQ_ARRAY_POP					\
+	"ldr %[t], [%[c]]\n\t"						\
+	"cbz %[t], 5f\n\t"						\
+	"sub %[t], %[t], #1\n\t"					\
+	"ldr %[o], [%[s], %[t], lsl #3]\n\t"				\
+	__AK_ARM64_RSEQ_INJECT						\
+	"str %[t], [%[c]]\n"
 
 /*
  * 128 bits: ldp both words, compare both, commit with one stp.  A single
@@ -150,128 +143,26 @@ __AK_ARM64_RSEQ_WIDTH(64, x)
  * which aborts).  The first register of ldp/stp is the word at the lower
  * address, ak_u128_word0, on either endianness.
  */
-__ak_inline int ak_arch_rseq_cmpxchg128(struct ak_rseq_abi *rs,
-					const uint32_t *field, uint32_t cpu,
-					ak_u128 *p, ak_u128 expect,
-					ak_u128 new_, ak_u128 *seen)
-{
-	uint64_t s0, s1, cs;
-	int rc;
-
-	AK_BUG_ON(!AK_IS_ALIGNED16(p));
-	__asm__ __volatile__(__AK_ARM64_RSEQ_ENTER
-		"ldp %[s0], %[s1], [%[p]]\n\t"
-		"cmp %[s0], %[e0]\n\t"
-		"ccmp %[s1], %[e1], #0, eq\n\t"
-		"b.ne 5f\n\t"
-		__AK_ARM64_RSEQ_INJECT
-		"stp %[n0], %[n1], [%[p]]\n"
-		__AK_ARM64_RSEQ_EXIT
-		: __AK_ARM64_RSEQ_OUT, [s0] "=&r"(s0), [s1] "=&r"(s1)
-		: __AK_ARM64_RSEQ_IN, [p] "r"(p),
-		  [e0] "r"(ak_u128_word0(expect)),
-		  [e1] "r"(ak_u128_word1(expect)),
-		  [n0] "r"(ak_u128_word0(new_)),
-		  [n1] "r"(ak_u128_word1(new_))
-		: "memory", "cc");
-	*seen = ak_u128_from_words(s0, s1);
-	return rc;
-}
-
-/* Freelist pop: node = *head; if (!node) fail; *head = node->next. */
-__ak_inline int ak_arch_rseq_list_pop(struct ak_rseq_abi *rs,
-				      const uint32_t *field, uint32_t cpu,
-				      void **head, void **node)
-{
-	void *n, *next;
-	uint64_t cs;
-	int rc;
-
-	__asm__ __volatile__(__AK_ARM64_RSEQ_ENTER
-		"ldr %[n], [%[h]]\n\t"
-		"cbz %[n], 5f\n\t"
-		"ldr %[x], [%[n]]\n\t"
-		__AK_ARM64_RSEQ_INJECT
-		"str %[x], [%[h]]\n"
-		__AK_ARM64_RSEQ_EXIT
-		: __AK_ARM64_RSEQ_OUT, [n] "=&r"(n), [x] "=&r"(next)
-		: __AK_ARM64_RSEQ_IN, [h] "r"(head)
-		: "memory", "cc");
-	*node = n;
-	return rc;
-}
-
-/* Freelist push: node->next = *head; *head = node.  Never fails. */
-__ak_inline int ak_arch_rseq_list_push(struct ak_rseq_abi *rs,
-				       const uint32_t *field, uint32_t cpu,
-				       void **head, void *node)
-{
-	void *t;
-	uint64_t cs;
-	int rc;
-
-	__asm__ __volatile__(__AK_ARM64_RSEQ_ENTER
-		"ldr %[t], [%[h]]\n\t"
-		"str %[t], [%[n]]\n\t"
-		__AK_ARM64_RSEQ_INJECT
-		"str %[n], [%[h]]\n"
-		__AK_ARM64_RSEQ_EXIT
-		: __AK_ARM64_RSEQ_OUT, [t] "=&r"(t)
-		: __AK_ARM64_RSEQ_IN, [h] "r"(head), [n] "r"(node)
-		: "memory", "cc");
-	return rc;
-}
-
-/* Array push: if (*count >= limit) fail; slots[*count] = obj; ++*count. */
-__ak_inline int ak_arch_rseq_array_push(struct ak_rseq_abi *rs,
-					const uint32_t *field, uint32_t cpu,
-					unsigned long *count, void **slots,
-					unsigned long limit, void *obj)
-{
-	unsigned long t;
-	uint64_t cs;
-	int rc;
-
-	__asm__ __volatile__(__AK_ARM64_RSEQ_ENTER
-		"ldr %[t], [%[c]]\n\t"
-		"cmp %[t], %[l]\n\t"
-		"b.hs 5f\n\t"
-		"str %[o], [%[s], %[t], lsl #3]\n\t"
-		"add %[t], %[t], #1\n\t"
-		__AK_ARM64_RSEQ_INJECT
-		"str %[t], [%[c]]\n"
-		__AK_ARM64_RSEQ_EXIT
-		: __AK_ARM64_RSEQ_OUT, [t] "=&r"(t)
-		: __AK_ARM64_RSEQ_IN, [c] "r"(count), [s] "r"(slots),
-		  [l] "r"(limit), [o] "r"(obj)
-		: "memory", "cc");
-	return rc;
-}
-
-/* Array pop: if (!*count) fail; *obj = slots[*count - 1]; --*count. */
-__ak_inline int ak_arch_rseq_array_pop(struct ak_rseq_abi *rs,
-				       const uint32_t *field, uint32_t cpu,
-				       unsigned long *count, void **slots,
-				       void **obj)
-{
-	unsigned long t;
-	void *o;
-	uint64_t cs;
-	int rc;
-
-	__asm__ __volatile__(__AK_ARM64_RSEQ_ENTER
-		"ldr %[t], [%[c]]\n\t"
-		"cbz %[t], 5f\n\t"
-		"sub %[t], %[t], #1\n\t"
-		"ldr %[o], [%[s], %[t], lsl #3]\n\t"
-		__AK_ARM64_RSEQ_INJECT
-		"str %[t], [%[c]]\n"
-		__AK_ARM64_RSEQ_EXIT
-		: __AK_ARM64_RSEQ_OUT, [t] "=&r"(t), [o] "=&r"(o)
-		: __AK_ARM64_RSEQ_IN, [c] "r"(count), [s] "r"(slots)
-		: "memory", "cc");
-	*obj = o;
-	return rc;
-}
+#define __AK_ARCH_RSEQ_CMPXCHG128					\
+do {									\
+	uint64_t s0, s1;						\
+									\
+	__asm__ __volatile__(__AK_ARCH_RSEQ_ENTER			\
+		"ldp %[s0], %[s1], [%[p]]\n\t"				\
+		"cmp %[s0], %[e0]\n\t"					\
+		"ccmp %[s1], %[e1], #0, eq\n\t"				\
+		"b.ne 5f\n\t"						\
+		__AK_ARM64_RSEQ_INJECT					\
+		"stp %[n0], %[n1], [%[p]]\n"				\
+		__AK_ARCH_RSEQ_EXIT					\
+		: __AK_ARCH_RSEQ_OUT, [s0] "=&r"(s0), [s1] "=&r"(s1)	\
+		: __AK_ARCH_RSEQ_IN, [p] "r"(p),			\
+		  [e0] "r"(ak_u128_word0(expect)),			\
+		  [e1] "r"(ak_u128_word1(expect)),			\
+		  [n0] "r"(ak_u128_word0(new_)),			\
+		  [n1] "r"(ak_u128_word1(new_))				\
+		: __AK_ARCH_RSEQ_CLOBBER);				\
+	*seen = ak_u128_from_words(s0, s1);				\
+} while (0)
 
 #endif /* ATOMKIT_ARCH_ARM64_PERCPU_H */

@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Generic side of the per-CPU ops.  An arch with rseq critical sections
- * defines AK_HAVE_ARCH_RSEQ, AK_RSEQ_SIG and these functions, all with the
- * same convention: they run on the slot of CPU (or mm_cid) `cpu`, check
- * *field (rs->cpu_id or rs->mm_cid) against it inside the section, and
- * return 0 when the commit happened, 1 when a compare failed (nothing
- * stored), -1 when the kernel aborted the section (nothing stored; the
- * caller recomputes the slot and retries).
+ * Generic side of the per-CPU ops: the C half of every rseq critical
+ * section, written once for all arches.
+ *
+ * The ak_arch_rseq_* functions all follow one convention: they run on the
+ * slot of CPU (or mm_cid) `cpu`, check *field (rs->cpu_id or rs->mm_cid)
+ * against it inside the section, and return 0 when the commit happened,
+ * 1 when a compare failed (nothing stored), -1 when the kernel aborted the
+ * section (nothing stored; the caller recomputes the slot and retries).
  *
  *   ak_arch_rseq_add{32,64}(rs, field, cpu, p, v, &old)
  *   ak_arch_rseq_cmpxchg{32,64}(rs, field, cpu, p, expect, new, &seen)
@@ -16,14 +17,208 @@
  *   ak_arch_rseq_array_push(rs, field, cpu, &count, slots, limit, obj)
  *   ak_arch_rseq_array_pop(rs, field, cpu, &count, slots, &obj)
  *
- * Without them (the generic build, other hosts) the rseq modes are
- * unavailable and the fallbacks serve every op.
+ * An arch with rseq critical sections (arch/<arch>/percpu.h) defines
+ * AK_HAVE_ARCH_RSEQ, AK_RSEQ_SIG and the asm, which this header wraps in
+ * the functions:
+ *
+ *   __AK_ARCH_RSEQ_ENTER	emit the descriptor (__AK_RSEQ_DESCRIPTOR,
+ *				<atomkit/rseq-abi.h>), publish it in
+ *				rs->rseq_cs, check the id
+ *   __AK_ARCH_RSEQ_EXIT	2: rc = 0; signature; 4: rc = -1; 5: rc = 1
+ *   __AK_ARCH_RSEQ_OUT, _IN	the operands every section takes: [rc] and
+ *				the scratch [cs] out, [rs] [field] [cpu] in
+ *   __AK_ARCH_RSEQ_CLOBBER	the clobbers every section has
+ *   __AK_ARCH_RSEQ_B		the constraint of a register used as an
+ *				address ("r"; "b" on ppc64, where r0 as a
+ *				base reads as zero)
+ *   __AK_ARCH_RSEQ_ADD(bits), __AK_ARCH_RSEQ_CMPXCHG(bits),
+ *   __AK_ARCH_RSEQ_LIST_POP, __AK_ARCH_RSEQ_LIST_PUSH,
+ *   __AK_ARCH_RSEQ_ARRAY_PUSH, __AK_ARCH_RSEQ_ARRAY_POP
+ *				each op's body between ENTER and EXIT: its
+ *				loads and compares (a mismatch branches to
+ *				5f), the injection point, the commit
+ *   __AK_ARCH_RSEQ_CMPXCHG128	a statement running the whole 128-bit
+ *				section (its operands are pinned differently
+ *				on each arch) that sets rc and *seen
+ *
+ * The bodies name the operands the functions below give them ([p], [v],
+ * [o], ...: see each function); labels 1-6 belong to ENTER and EXIT
+ * (and 7 to ppc64's ENTER).
+ *
+ * Without rseq sections (the generic build, other hosts) the rseq modes
+ * are unavailable and the fallbacks serve every op.
  */
 #ifndef ATOMKIT_ARCH_GENERIC_PERCPU_H
 #define ATOMKIT_ARCH_GENERIC_PERCPU_H
 
 #ifndef AK_HAVE_ARCH_RSEQ
 # define AK_HAVE_ARCH_RSEQ	0
+#endif
+
+#if AK_HAVE_ARCH_RSEQ
+
+#define __AK_RSEQ_WIDTH(bits)						\
+/* *p += v; *old = the value before.  [o] old, [t] sum; [p], [v]. */	\
+__ak_inline int								\
+ak_arch_rseq_add##bits(struct ak_rseq_abi *rs, const uint32_t *field,	\
+		       uint32_t cpu, uint##bits##_t *p, uint##bits##_t v,	\
+		       uint##bits##_t *old)				\
+{									\
+	uint##bits##_t o, t;						\
+	uint64_t cs;							\
+	int rc;								\
+									\
+	__asm__ __volatile__(__AK_ARCH_RSEQ_ENTER			\
+		__AK_ARCH_RSEQ_ADD(bits)				\
+		__AK_ARCH_RSEQ_EXIT					\
+		: __AK_ARCH_RSEQ_OUT, [o] "=&r"(o), [t] "=&r"(t)	\
+		: __AK_ARCH_RSEQ_IN, [p] __AK_ARCH_RSEQ_B (p), [v] "r"(v) \
+		: __AK_ARCH_RSEQ_CLOBBER);				\
+	*old = o;							\
+	return rc;							\
+}									\
+/*									\
+ * if (*p == expect) *p = new_; *seen = the value found.		\
+ * [s] seen; [p], [e] expect, [n] new_.					\
+ */									\
+__ak_inline int								\
+ak_arch_rseq_cmpxchg##bits(struct ak_rseq_abi *rs, const uint32_t *field, \
+			   uint32_t cpu, uint##bits##_t *p,		\
+			   uint##bits##_t expect, uint##bits##_t new_,	\
+			   uint##bits##_t *seen)			\
+{									\
+	uint##bits##_t s;						\
+	uint64_t cs;							\
+	int rc;								\
+									\
+	__asm__ __volatile__(__AK_ARCH_RSEQ_ENTER			\
+		__AK_ARCH_RSEQ_CMPXCHG(bits)				\
+		__AK_ARCH_RSEQ_EXIT					\
+		: __AK_ARCH_RSEQ_OUT, [s] "=&r"(s)			\
+		: __AK_ARCH_RSEQ_IN, [p] __AK_ARCH_RSEQ_B (p),		\
+		  [e] "r"(expect), [n] "r"(new_)			\
+		: __AK_ARCH_RSEQ_CLOBBER);				\
+	*seen = s;							\
+	return rc;							\
+}
+
+__AK_RSEQ_WIDTH(32)
+__AK_RSEQ_WIDTH(64)
+
+/*
+ * if (*p == expect) *p = new_ (16-byte aligned); *seen = the value found.
+ * The arch's statement runs the whole section, as its operands are
+ * pinned differently on each arch; cs is its scratch.
+ */
+__ak_inline int ak_arch_rseq_cmpxchg128(struct ak_rseq_abi *rs,
+					const uint32_t *field, uint32_t cpu,
+					ak_u128 *p, ak_u128 expect,
+					ak_u128 new_, ak_u128 *seen)
+{
+	uint64_t cs;
+	int rc;
+
+	AK_BUG_ON(!AK_IS_ALIGNED16(p));
+	__AK_ARCH_RSEQ_CMPXCHG128;
+	return rc;
+}
+
+/*
+ * Freelist pop: node = *head; if (!node) fail; *head = node->next.
+ * [n] node, [x] next; [h] head.
+ */
+__ak_inline int ak_arch_rseq_list_pop(struct ak_rseq_abi *rs,
+				      const uint32_t *field, uint32_t cpu,
+				      void **head, void **node)
+{
+	void *n, *next;
+	uint64_t cs;
+	int rc;
+
+	__asm__ __volatile__(__AK_ARCH_RSEQ_ENTER
+		__AK_ARCH_RSEQ_LIST_POP
+		__AK_ARCH_RSEQ_EXIT
+		: __AK_ARCH_RSEQ_OUT, [n] "=&" __AK_ARCH_RSEQ_B (n),
+		  [x] "=&r"(next)
+		: __AK_ARCH_RSEQ_IN, [h] __AK_ARCH_RSEQ_B (head)
+		: __AK_ARCH_RSEQ_CLOBBER);
+	*node = n;
+	return rc;
+}
+
+/*
+ * Freelist push: node->next = *head; *head = node.  Never fails.
+ * [t] the old head; [h] head, [n] node.
+ */
+__ak_inline int ak_arch_rseq_list_push(struct ak_rseq_abi *rs,
+				       const uint32_t *field, uint32_t cpu,
+				       void **head, void *node)
+{
+	void *t;
+	uint64_t cs;
+	int rc;
+
+	__asm__ __volatile__(__AK_ARCH_RSEQ_ENTER
+		__AK_ARCH_RSEQ_LIST_PUSH
+		__AK_ARCH_RSEQ_EXIT
+		: __AK_ARCH_RSEQ_OUT, [t] "=&r"(t)
+		: __AK_ARCH_RSEQ_IN, [h] __AK_ARCH_RSEQ_B (head),
+		  [n] __AK_ARCH_RSEQ_B (node)
+		: __AK_ARCH_RSEQ_CLOBBER);
+	return rc;
+}
+
+/*
+ * Array push: if (*count >= limit) fail; slots[*count] = obj; ++*count.
+ * [t] the count; [c] count, [s] slots, [l] limit, [o] obj.
+ */
+__ak_inline int ak_arch_rseq_array_push(struct ak_rseq_abi *rs,
+					const uint32_t *field, uint32_t cpu,
+					unsigned long *count, void **slots,
+					unsigned long limit, void *obj)
+{
+	unsigned long t;
+	uint64_t cs;
+	int rc;
+
+	__asm__ __volatile__(__AK_ARCH_RSEQ_ENTER
+		__AK_ARCH_RSEQ_ARRAY_PUSH
+		__AK_ARCH_RSEQ_EXIT
+		: __AK_ARCH_RSEQ_OUT, [t] "=&" __AK_ARCH_RSEQ_B (t)
+		: __AK_ARCH_RSEQ_IN, [c] __AK_ARCH_RSEQ_B (count),
+		  [s] __AK_ARCH_RSEQ_B (slots), [l] "r"(limit), [o] "r"(obj)
+		: __AK_ARCH_RSEQ_CLOBBER);
+	return rc;
+}
+
+/*
+ * Array pop: if (!*count) fail; *obj = slots[*count - 1]; --*count.
+ * [t] the count, [o] obj; [c] count, [s] slots.
+ */
+__ak_inline int ak_arch_rseq_array_pop(struct ak_rseq_abi *rs,
+				       const uint32_t *field, uint32_t cpu,
+				       unsigned long *count, void **slots,
+				       void **obj)
+{
+	unsigned long t;
+	void *o;
+	uint64_t cs;
+	int rc;
+
+	__asm__ __volatile__(__AK_ARCH_RSEQ_ENTER
+		__AK_ARCH_RSEQ_ARRAY_POP
+		__AK_ARCH_RSEQ_EXIT
+		: __AK_ARCH_RSEQ_OUT, [t] "=&" __AK_ARCH_RSEQ_B (t),
+		  [o] "=&r"(o)
+		: __AK_ARCH_RSEQ_IN, [c] __AK_ARCH_RSEQ_B (count),
+		  [s] __AK_ARCH_RSEQ_B (slots)
+		: __AK_ARCH_RSEQ_CLOBBER);
+	*obj = o;
+	return rc;
+}
+
+#else /* !AK_HAVE_ARCH_RSEQ */
+
 /* Never called: the rseq modes are unavailable, so their branch is dead. */
 __ak_inline int __ak_no_rseq(void)
 {
@@ -38,6 +233,7 @@ __ak_inline int __ak_no_rseq(void)
 # define ak_arch_rseq_list_push(...)	__ak_no_rseq()
 # define ak_arch_rseq_array_push(...)	__ak_no_rseq()
 # define ak_arch_rseq_array_pop(...)	__ak_no_rseq()
-#endif
+
+#endif /* AK_HAVE_ARCH_RSEQ */
 
 #endif /* ATOMKIT_ARCH_GENERIC_PERCPU_H */

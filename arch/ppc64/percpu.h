@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * ppc64 rseq critical sections for the per-CPU ops, big- and little-
- * endian.  Contract: doc/primitives.md, "Per-CPU operations"; the calling
- * convention of the ak_arch_rseq_* functions is in arch/generic/percpu.h.
+ * endian.  Contract: doc/primitives.md, "Per-CPU operations".  This
+ * header holds the asm; arch/generic/percpu.h wraps each body in its
+ * ak_arch_rseq_* function and says what the pieces below must provide.
  *
  * Shape of every section (labels 1-7 are reserved for it), as on x86-64:
  *
@@ -66,16 +67,8 @@
 #define __AK_PPC_STR(x)		#x
 #define __AK_PPC_XSTR(x)	__AK_PPC_STR(x)
 
-#define __AK_PPC_RSEQ_ENTER						\
-	".pushsection __rseq_cs, \"aw\"\n\t"				\
-	".balign 32\n"							\
-	"3:\n\t"							\
-	".long 0x0, 0x0\n\t"						\
-	".quad 1f, (2f - 1f), 4f\n\t"					\
-	".popsection\n\t"						\
-	".pushsection __rseq_cs_ptr_array, \"aw\"\n\t"			\
-	".quad 3b\n\t"							\
-	".popsection\n\t"						\
+#define __AK_ARCH_RSEQ_ENTER						\
+	__AK_RSEQ_DESCRIPTOR						\
 	"bcl 20, 31, 7f\n"						\
 	"7:\n\t"							\
 	"mflr %[cs]\n\t"						\
@@ -87,7 +80,7 @@
 	"cmpw 0, %[cs], %[cpu]\n\t"					\
 	"bne- 0, 4f\n\t"
 
-#define __AK_PPC_RSEQ_EXIT						\
+#define __AK_ARCH_RSEQ_EXIT						\
 	"2:\n\t"							\
 	"li %[rc], 0\n\t"						\
 	"b 6f\n\t"							\
@@ -99,63 +92,69 @@
 	"li %[rc], 1\n"							\
 	"6:\n"
 
-/* Operands and clobbers every section takes. */
-#define __AK_PPC_RSEQ_OUT	[rc] "=&r"(rc), [cs] "=&b"(cs)
-#define __AK_PPC_RSEQ_IN	[rs] "b"(rs), [field] "b"(field), [cpu] "r"(cpu)
-#define __AK_PPC_RSEQ_CLOBBER	"memory", "cr0", "lr"
+#define __AK_ARCH_RSEQ_OUT	[rc] "=&r"(rc), [cs] "=&b"(cs)
+#define __AK_ARCH_RSEQ_IN	[rs] "b"(rs), [field] "b"(field), [cpu] "r"(cpu)
+#define __AK_ARCH_RSEQ_CLOBBER	"memory", "cr0", "lr"
+#define __AK_ARCH_RSEQ_B	"b"
 
-/* l: the load, c: the compare, s: the store for the width. */
-#define __AK_PPC_RSEQ_WIDTH(bits, l, c, s)				\
-/* *p += v; *old = the value before. */					\
-__ak_inline int								\
-ak_arch_rseq_add##bits(struct ak_rseq_abi *rs, const uint32_t *field,	\
-		       uint32_t cpu, uint##bits##_t *p, uint##bits##_t v,	\
-		       uint##bits##_t *old)				\
-{									\
-	uint##bits##_t o, t;						\
-	uint64_t cs;							\
-	int rc;								\
-									\
-	__asm__ __volatile__(__AK_PPC_RSEQ_ENTER			\
-		l " %[o], 0(%[p])\n\t"					\
-		"add %[t], %[o], %[v]\n\t"				\
-		__AK_PPC_RSEQ_INJECT					\
-		s " %[t], 0(%[p])\n"					\
-		__AK_PPC_RSEQ_EXIT					\
-		: __AK_PPC_RSEQ_OUT, [o] "=&r"(o), [t] "=&r"(t)		\
-		: __AK_PPC_RSEQ_IN, [p] "b"(p), [v] "r"(v)		\
-		: __AK_PPC_RSEQ_CLOBBER);				\
-	*old = o;							\
-	return rc;							\
-}									\
-/* if (*p == expect) *p = new_; *seen = the value found. */		\
-__ak_inline int								\
-ak_arch_rseq_cmpxchg##bits(struct ak_rseq_abi *rs, const uint32_t *field, \
-			   uint32_t cpu, uint##bits##_t *p,		\
-			   uint##bits##_t expect, uint##bits##_t new_,	\
-			   uint##bits##_t *seen)			\
-{									\
-	uint##bits##_t sv;						\
-	uint64_t cs;							\
-	int rc;								\
-									\
-	__asm__ __volatile__(__AK_PPC_RSEQ_ENTER			\
-		l " %[sv], 0(%[p])\n\t"					\
-		c " 0, %[sv], %[e]\n\t"					\
-		"bne- 0, 5f\n\t"					\
-		__AK_PPC_RSEQ_INJECT					\
-		s " %[n], 0(%[p])\n"					\
-		__AK_PPC_RSEQ_EXIT					\
-		: __AK_PPC_RSEQ_OUT, [sv] "=&r"(sv)			\
-		: __AK_PPC_RSEQ_IN, [p] "b"(p), [e] "r"(expect),	\
-		  [n] "r"(new_)						\
-		: __AK_PPC_RSEQ_CLOBBER);				\
-	*seen = sv;							\
-	return rc;							\
-}
+/*
+ * Each op's body, wrapped and given its operands in arch/generic/percpu.h.
+ * The load, compare and store for each width:
+ */
+#define __AK_PPC_LD32		"lwz"
+#define __AK_PPC_CMP32		"cmpw"
+#define __AK_PPC_ST32		"stw"
+#define __AK_PPC_LD64		"ld"
+#define __AK_PPC_CMP64		"cmpd"
+#define __AK_PPC_ST64		"std"
 
-__AK_PPC_RSEQ_WIDTH(32, "lwz", "cmpw", "stw")
-__AK_PPC_RSEQ_WIDTH(64, "ld", "cmpd", "std")
+#define __AK_ARCH_RSEQ_ADD(bits)					\
+	__AK_PPC_LD##bits " %[o], 0(%[p])\n\t"				\
+	"add %[t], %[o], %[v]\n\t"					\
+	__AK_PPC_RSEQ_INJECT						\
+	__AK_PPC_ST##bits " %[t], 0(%[p])\n"
+
+#define __AK_ARCH_RSEQ_CMPXCHG(bits)					\
+	__AK_PPC_LD##bits " %[s], 0(%[p])\n\t"				\
+	__AK_PPC_CMP##bits " 0, %[s], %[e]\n\t"				\
+	"bne- 0, 5f\n\t"						\
+	__AK_PPC_RSEQ_INJECT						\
+	__AK_PPC_ST##bits " %[n], 0(%[p])\n"
+
+#define __AK_ARCH_RSEQ_LIST_POP						\
+	"ld %[n], 0(%[h])\n\t"						\
+	"cmpdi 0, %[n], 0\n\t"						\
+	"beq- 0, 5f\n\t"						\
+	"ld %[x], 0(%[n])\n\t"						\
+	__AK_PPC_RSEQ_INJECT						\
+	"std %[x], 0(%[h])\n"
+
+#define __AK_ARCH_RSEQ_LIST_PUSH					\
+	"ld %[t], 0(%[h])\n\t"						\
+	"std %[t], 0(%[n])\n\t"						\
+	__AK_PPC_RSEQ_INJECT						\
+	"std %[n], 0(%[h])\n"
+
+/* The scaled index goes in the scratch that held the descriptor. */
+#define __AK_ARCH_RSEQ_ARRAY_PUSH					\
+	"ld %[t], 0(%[c])\n\t"						\
+	"cmpld 0, %[t], %[l]\n\t"					\
+	"bge- 0, 5f\n\t"						\
+	"sldi %[cs], %[t], 3\n\t"					\
+	"stdx %[o], %[s], %[cs]\n\t"					\
+	"addi %[t], %[t], 1\n\t"					\
+	__AK_PPC_RSEQ_INJECT						\
+	"std %[t], 0(%[c])\n"
+
+#define __AK_ARCH_RSEQ_ARRAY_POP					\
+	"ld %[t], 0(%[c])\n\t"						\
+	"cmpdi 0, %[t], 0\n\t"						\
+	"beq- 0, 5f\n\t"						\
+	"addi %[t], %[t], -1\n\t"					\
+	"sldi %[cs], %[t], 3\n\t"					\
+	"ldx %[o], %[s], %[cs]\n\t"					\
+	__AK_PPC_RSEQ_INJECT						\
+	"std %[t], 0(%[c])\n"
 
 /*
  * 128 bits: two ld (word0 at the lower address), compare both, commit
@@ -179,142 +178,36 @@ __AK_PPC_RSEQ_WIDTH(64, "ld", "cmpd", "std")
  * quadword instructions is a bug here, caught in debug builds.  Every
  * ppc64le build assumes POWER8, so the check folds away there.
  */
-__ak_inline int ak_arch_rseq_cmpxchg128(struct ak_rseq_abi *rs,
-					const uint32_t *field, uint32_t cpu,
-					ak_u128 *p, ak_u128 expect,
-					ak_u128 new_, ak_u128 *seen)
-{
-	uint64_t e0 = ak_u128_word0(expect), e1 = ak_u128_word1(expect);
-	uint64_t nh_ = ak_u128_hi(new_), nl_ = ak_u128_lo(new_);
-	uint64_t s0, s1, cs;
-	int rc;
-
-	AK_BUG_ON(!AK_IS_ALIGNED16(p));
-	AK_BUG_ON(!ak_ppc_has_quadword());
-	{
-		register uint64_t nh __asm__("r6") = nh_;
-		register uint64_t nl __asm__("r7") = nl_;
-
-		__asm__ __volatile__(__AK_PPC_RSEQ_ENTER
-			"ld %[s0], 0(%[p])\n\t"
-			"ld %[s1], 8(%[p])\n\t"
-			"cmpd 0, %[s0], %[e0]\n\t"
-			"bne- 0, 5f\n\t"
-			"cmpd 0, %[s1], %[e1]\n\t"
-			"bne- 0, 5f\n\t"
-			__AK_PPC_RSEQ_INJECT
-			".machine push\n\t"
-			".machine power8\n\t"
-			"stq %[nh], 0(%[p])\n\t"
-			".machine pop\n"
-			__AK_PPC_RSEQ_EXIT
-			: __AK_PPC_RSEQ_OUT, [s0] "=&r"(s0), [s1] "=&r"(s1)
-			: __AK_PPC_RSEQ_IN, [p] "b"(p), [e0] "r"(e0),
-			  [e1] "r"(e1), [nh] "r"(nh), [nl] "r"(nl)
-			: __AK_PPC_RSEQ_CLOBBER);
-	}
-	*seen = ak_u128_from_words(s0, s1);
-	return rc;
-}
-
-/* Freelist pop: node = *head; if (!node) fail; *head = node->next. */
-__ak_inline int ak_arch_rseq_list_pop(struct ak_rseq_abi *rs,
-				      const uint32_t *field, uint32_t cpu,
-				      void **head, void **node)
-{
-	void *n, *next;
-	uint64_t cs;
-	int rc;
-
-	__asm__ __volatile__(__AK_PPC_RSEQ_ENTER
-		"ld %[n], 0(%[h])\n\t"
-		"cmpdi 0, %[n], 0\n\t"
-		"beq- 0, 5f\n\t"
-		"ld %[x], 0(%[n])\n\t"
-		__AK_PPC_RSEQ_INJECT
-		"std %[x], 0(%[h])\n"
-		__AK_PPC_RSEQ_EXIT
-		: __AK_PPC_RSEQ_OUT, [n] "=&b"(n), [x] "=&r"(next)
-		: __AK_PPC_RSEQ_IN, [h] "b"(head)
-		: __AK_PPC_RSEQ_CLOBBER);
-	*node = n;
-	return rc;
-}
-
-/* Freelist push: node->next = *head; *head = node.  Never fails. */
-__ak_inline int ak_arch_rseq_list_push(struct ak_rseq_abi *rs,
-				       const uint32_t *field, uint32_t cpu,
-				       void **head, void *node)
-{
-	void *t;
-	uint64_t cs;
-	int rc;
-
-	__asm__ __volatile__(__AK_PPC_RSEQ_ENTER
-		"ld %[t], 0(%[h])\n\t"
-		"std %[t], 0(%[n])\n\t"
-		__AK_PPC_RSEQ_INJECT
-		"std %[n], 0(%[h])\n"
-		__AK_PPC_RSEQ_EXIT
-		: __AK_PPC_RSEQ_OUT, [t] "=&r"(t)
-		: __AK_PPC_RSEQ_IN, [h] "b"(head), [n] "b"(node)
-		: __AK_PPC_RSEQ_CLOBBER);
-	return rc;
-}
-
-/* Array push: if (*count >= limit) fail; slots[*count] = obj; ++*count. */
-__ak_inline int ak_arch_rseq_array_push(struct ak_rseq_abi *rs,
-					const uint32_t *field, uint32_t cpu,
-					unsigned long *count, void **slots,
-					unsigned long limit, void *obj)
-{
-	unsigned long t;
-	uint64_t cs;
-	int rc;
-
-	__asm__ __volatile__(__AK_PPC_RSEQ_ENTER
-		"ld %[t], 0(%[c])\n\t"
-		"cmpld 0, %[t], %[l]\n\t"
-		"bge- 0, 5f\n\t"
-		"sldi %[cs], %[t], 3\n\t"
-		"stdx %[o], %[s], %[cs]\n\t"
-		"addi %[t], %[t], 1\n\t"
-		__AK_PPC_RSEQ_INJECT
-		"std %[t], 0(%[c])\n"
-		__AK_PPC_RSEQ_EXIT
-		: __AK_PPC_RSEQ_OUT, [t] "=&b"(t)
-		: __AK_PPC_RSEQ_IN, [c] "b"(count), [s] "b"(slots),
-		  [l] "r"(limit), [o] "r"(obj)
-		: __AK_PPC_RSEQ_CLOBBER);
-	return rc;
-}
-
-/* Array pop: if (!*count) fail; *obj = slots[*count - 1]; --*count. */
-__ak_inline int ak_arch_rseq_array_pop(struct ak_rseq_abi *rs,
-				       const uint32_t *field, uint32_t cpu,
-				       unsigned long *count, void **slots,
-				       void **obj)
-{
-	unsigned long t;
-	void *o;
-	uint64_t cs;
-	int rc;
-
-	__asm__ __volatile__(__AK_PPC_RSEQ_ENTER
-		"ld %[t], 0(%[c])\n\t"
-		"cmpdi 0, %[t], 0\n\t"
-		"beq- 0, 5f\n\t"
-		"addi %[t], %[t], -1\n\t"
-		"sldi %[cs], %[t], 3\n\t"
-		"ldx %[o], %[s], %[cs]\n\t"
-		__AK_PPC_RSEQ_INJECT
-		"std %[t], 0(%[c])\n"
-		__AK_PPC_RSEQ_EXIT
-		: __AK_PPC_RSEQ_OUT, [t] "=&b"(t), [o] "=&r"(o)
-		: __AK_PPC_RSEQ_IN, [c] "b"(count), [s] "b"(slots)
-		: __AK_PPC_RSEQ_CLOBBER);
-	*obj = o;
-	return rc;
-}
+#define __AK_ARCH_RSEQ_CMPXCHG128					\
+do {									\
+	uint64_t e0 = ak_u128_word0(expect), e1 = ak_u128_word1(expect); \
+	uint64_t nh_ = ak_u128_hi(new_), nl_ = ak_u128_lo(new_);	\
+	uint64_t s0, s1;						\
+									\
+	AK_BUG_ON(!ak_ppc_has_quadword());				\
+	{								\
+		register uint64_t nh __asm__("r6") = nh_;		\
+		register uint64_t nl __asm__("r7") = nl_;		\
+									\
+		__asm__ __volatile__(__AK_ARCH_RSEQ_ENTER		\
+			"ld %[s0], 0(%[p])\n\t"				\
+			"ld %[s1], 8(%[p])\n\t"				\
+			"cmpd 0, %[s0], %[e0]\n\t"			\
+			"bne- 0, 5f\n\t"				\
+			"cmpd 0, %[s1], %[e1]\n\t"			\
+			"bne- 0, 5f\n\t"				\
+			__AK_PPC_RSEQ_INJECT				\
+			".machine push\n\t"				\
+			".machine power8\n\t"				\
+			"stq %[nh], 0(%[p])\n\t"			\
+			".machine pop\n"				\
+			__AK_ARCH_RSEQ_EXIT				\
+			: __AK_ARCH_RSEQ_OUT, [s0] "=&r"(s0), [s1] "=&r"(s1) \
+			: __AK_ARCH_RSEQ_IN, [p] "b"(p), [e0] "r"(e0),	\
+			  [e1] "r"(e1), [nh] "r"(nh), [nl] "r"(nl)	\
+			: __AK_ARCH_RSEQ_CLOBBER);			\
+	}								\
+	*seen = ak_u128_from_words(s0, s1);				\
+} while (0)
 
 #endif /* ATOMKIT_ARCH_PPC64_PERCPU_H */

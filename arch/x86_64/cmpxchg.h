@@ -142,27 +142,13 @@ AK_U128_PICK(ak_x86_cmpxchg128_local, ak_x86_has_cx16,
 	     ak_x86_cmpxchg128_nolock,
 	     ak_cmpxchg128_lockemu)
 
-__ak_inline bool ak_x86_try_cmpxchg128(ak_u128 *p, ak_u128 *old,
-				       ak_u128 new_)
-{
-	ak_u128 r;
+AK_U128_TRY_PICK(ak_x86_try_cmpxchg128, ak_x86_has_cx16,
+		 ak_x86_try_cmpxchg128_lock,
+		 ak_cmpxchg128_lockemu)
 
-	if (ak_likely(ak_x86_has_cx16()))
-		return ak_x86_try_cmpxchg128_lock(p, old, new_);
-	r = ak_cmpxchg128_lockemu(p, *old, new_);
-	if (r == *old)
-		return true;
-	*old = r;
-	return false;
-}
-
-__ak_inline bool ak_x86_try_cmpxchg128_local(ak_u128 *p, ak_u128 *old,
-					     ak_u128 new_)
-{
-	if (ak_likely(ak_x86_has_cx16()))
-		return ak_x86_try_cmpxchg128_nolock(p, old, new_);
-	return ak_x86_try_cmpxchg128(p, old, new_);
-}
+AK_U128_TRY_PICK(ak_x86_try_cmpxchg128_local, ak_x86_has_cx16,
+		 ak_x86_try_cmpxchg128_nolock,
+		 ak_cmpxchg128_lockemu)
 
 #define AK_HAVE_ARCH_CMPXCHG		1
 #define AK_HAVE_ARCH_CMPXCHG128		1

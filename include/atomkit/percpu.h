@@ -293,12 +293,7 @@ static inline ak_u128 ak_this_cpu_cmpxchg128(ak_u128 *pcp, ak_u128 o,
 static inline bool ak_this_cpu_try_cmpxchg128(ak_u128 *pcp, ak_u128 *o,
 					      ak_u128 n)
 {
-	ak_u128 r = ak_this_cpu_cmpxchg128(pcp, *o, n);
-
-	if (ak_likely(r == *o))
-		return true;
-	*o = r;
-	return false;
+	return __ak_u128_tried(o, ak_this_cpu_cmpxchg128(pcp, *o, n));
 }
 
 /* The kernel's this_cpu_cmpxchg_double: p2 == p1 + 1, p1 16-aligned. */

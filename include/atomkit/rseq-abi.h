@@ -27,6 +27,25 @@ struct ak_rseq_abi {
 /* Offsets the asm uses. */
 #define AK_RSEQ_CS_OFFSET	8
 
+/*
+ * The asm that emits a critical section's descriptor (struct rseq_cs:
+ * version 0, flags 0, start_ip, post_commit_offset, abort_ip, 32-byte
+ * aligned) at local label 3, for a section that starts at label 1,
+ * commits just before label 2 and aborts to label 4, and lists it in
+ * __rseq_cs_ptr_array (as librseq does, for debuggers).  The same on
+ * every 64-bit arch: .quad is native-endian, as the kernel reads it.
+ */
+#define __AK_RSEQ_DESCRIPTOR						\
+	".pushsection __rseq_cs, \"aw\"\n\t"				\
+	".balign 32\n"							\
+	"3:\n\t"							\
+	".long 0x0, 0x0\n\t"						\
+	".quad 1f, (2f - 1f), 4f\n\t"					\
+	".popsection\n\t"						\
+	".pushsection __rseq_cs_ptr_array, \"aw\"\n\t"			\
+	".quad 3b\n\t"							\
+	".popsection\n\t"
+
 #ifdef __cplusplus
 extern "C" {
 #endif

@@ -82,6 +82,32 @@ name(ak_u128 *p, ak_u128 old, ak_u128 new_)				\
 	return other(p, old, new_);					\
 }
 
+/*
+ * A try form's answer from the value its 128-bit cmpxchg found: true when
+ * that was *old, else *old becomes it.
+ */
+static inline __attribute__((always_inline)) bool
+__ak_u128_tried(ak_u128 *old, ak_u128 found)
+{
+	if (__builtin_expect(found == *old, 1))
+		return true;
+	*old = found;
+	return false;
+}
+
+/*
+ * The try form of such a pick: native is a try op with a flag of its own,
+ * other a cmpxchg whose answer is compared here.
+ */
+#define AK_U128_TRY_PICK(name, have, native, other)			\
+static inline __attribute__((always_inline)) bool			\
+name(ak_u128 *p, ak_u128 *old, ak_u128 new_)				\
+{									\
+	if (__builtin_expect(!!(have()), 1))				\
+		return native(p, old, new_);				\
+	return __ak_u128_tried(old, other(p, *old, new_));		\
+}
+
 #ifdef __cplusplus
 extern "C" {
 #endif
