@@ -1,0 +1,237 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A slab cache after the kernel's kmem_cache API, with six fastpath
+ * designs chosen per cache, so that one run can compare them all.  The
+ * designs, their data structures and the per-CPU modes in which each is
+ * correct are described in doc/slab.md.
+ *
+ *   slub-tid	per-CPU {freelist, tid}, this_cpu_cmpxchg128 (SLUB)
+ *   slub-local	per-CPU {freelist, tid}, cmpxchg_double_local on the
+ *		pinned slot (the 2007 cmpxchg_local variant)
+ *   rseq-list	per-CPU freelist, one rseq critical section per op, no tid
+ *   array	per-CPU array of object pointers, refilled and flushed in
+ *		batches (SLAB)
+ *   sheaf	per-CPU main and spare sheaves swapped whole with a
+ *		per-node barn (the newer SLUB sheaves)
+ *   locked	one lock per cache (the baseline)
+ *
+ * Slabs are runs of pages from mmap, never unmapped while their cache
+ * lives.  None of these calls may be made from a signal handler.
+ */
+#ifndef ATOMKIT_SLAB_H
+#define ATOMKIT_SLAB_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <atomkit/percpu.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum ak_slab_fastpath {
+	AK_SLAB_SLUB_TID,
+	AK_SLAB_SLUB_LOCAL,
+	AK_SLAB_RSEQ_LIST,
+	AK_SLAB_ARRAY,
+	AK_SLAB_SHEAF,
+	AK_SLAB_LOCKED,
+	AK_SLAB_NR_FASTPATHS
+};
+
+/* "slub-tid", ...; NULL for no such design. */
+const char *ak_slab_fastpath_name(enum ak_slab_fastpath fp);
+/* By name; -1 when unknown. */
+int ak_slab_fastpath_parse(const char *name);
+
+/* Cache flags (ak_kmem_cache_create). */
+#define AK_SLAB_DEBUG		0x1u	/* red zones, poisoning, double-free checks */
+#define AK_SLAB_STATS		0x2u	/* count fastpath events too */
+#define AK_SLAB_HWCACHE_ALIGN	0x4u	/* objects on cache-line boundaries */
+
+/* Allocation flags. */
+typedef unsigned int ak_gfp_t;
+#define AK_GFP_KERNEL		0x0u
+#define AK_GFP_ZERO		0x1u	/* as __GFP_ZERO: the object is zeroed */
+
+/* Largest object a cache or ak_kmalloc() serves. */
+#define AK_KMALLOC_MAX_SIZE	16384u
+/* Largest alignment a cache honours. */
+#define AK_SLAB_MAX_ALIGN	4096u
+/* Slab size unless a cache asks for another (all kmalloc caches). */
+#define AK_SLAB_DEFAULT_SIZE	(128u * 1024)
+
+struct ak_kmem_cache;
+
+/*
+ * Tuning a benchmark may want; zero fields take the defaults.  slab_size
+ * is a power of two from 4 KiB to 1 MiB; ak_kfree() takes objects only of
+ * caches with the default slab size.
+ */
+struct ak_kmem_cache_args {
+	unsigned int slab_size;		/* bytes per slab */
+	unsigned int max_objects;	/* carve at most this many per slab */
+	unsigned int array_limit;	/* array: per-CPU capacity */
+	unsigned int array_batch;	/* array: refill/flush batch */
+	unsigned int sheaf_capacity;	/* sheaf: objects per sheaf */
+	unsigned int barn_max;		/* sheaf: full (and empty) sheaves per node */
+	unsigned int locked_batch;	/* locked: refill batch */
+};
+
+/*
+ * A cache of size-byte objects aligned to align (0: 8; else a power of
+ * two up to AK_SLAB_MAX_ALIGN).  NULL with errno EINVAL (size 0 or above
+ * AK_KMALLOC_MAX_SIZE, bad alignment, flags or design) or ENOMEM.
+ * AK_SLAB_DEBUG=1 in the environment sets AK_SLAB_DEBUG on every cache.
+ */
+struct ak_kmem_cache *ak_kmem_cache_create(const char *name, size_t size,
+					   size_t align, unsigned int flags,
+					   enum ak_slab_fastpath fastpath);
+struct ak_kmem_cache *
+ak_kmem_cache_create_args(const char *name, size_t size, size_t align,
+			  unsigned int flags, enum ak_slab_fastpath fastpath,
+			  const struct ak_kmem_cache_args *args);
+
+/* One object, or NULL (errno ENOMEM) when no memory could be mapped. */
+void *ak_kmem_cache_alloc(struct ak_kmem_cache *s, ak_gfp_t flags);
+void ak_kmem_cache_free(struct ak_kmem_cache *s, void *p);
+
+/*
+ * n objects into p[0..n): returns n, or 0 when they could not all be had,
+ * and then nothing was taken.  free_bulk frees p[0..n) (p is not changed).
+ */
+int ak_kmem_cache_alloc_bulk(struct ak_kmem_cache *s, ak_gfp_t flags,
+			     size_t n, void **p);
+void ak_kmem_cache_free_bulk(struct ak_kmem_cache *s, size_t n, void **p);
+
+/*
+ * With no other thread using the cache: return every object the per-CPU
+ * structures hold to its slab.  shrink keeps the cache; destroy then
+ * releases it, unless objects are still allocated: then it reports how
+ * many, keeps the cache (usable, and destroyable once they are freed) and
+ * returns -1 with errno EBUSY.
+ */
+void ak_kmem_cache_shrink(struct ak_kmem_cache *s);
+int ak_kmem_cache_destroy(struct ak_kmem_cache *s);
+
+/*
+ * With no other thread using the cache: walk every slab, per-CPU
+ * structure and store, check that each free object is held in exactly one
+ * place and that the slab counters agree.  Returns the number of objects
+ * allocated (neither free nor cached), or -1 after reporting an
+ * inconsistency.
+ */
+long ak_kmem_cache_audit(struct ak_kmem_cache *s);
+
+/* ---- statistics and the mode report ---- */
+
+enum ak_slab_stat {
+	AK_SLAB_ALLOC_FAST,	/* fastpath hits (AK_SLAB_STATS only) */
+	AK_SLAB_FREE_FAST,	/* fastpath frees (AK_SLAB_STATS only) */
+	AK_SLAB_ALLOC_SLOW,	/* per-CPU level empty: slow path */
+	AK_SLAB_FREE_SLOW,	/* per-CPU level full, busy or not the owner */
+	AK_SLAB_FREE_REMOTE,	/* objects pushed onto their slab's freelist */
+	AK_SLAB_ALLOC_OWN_SLAB,	/* remote frees taken back from the own slab */
+	AK_SLAB_ALLOC_PARTIAL,	/* slabs taken (or objects drawn) from partial lists */
+	AK_SLAB_ALLOC_NEW_SLAB,	/* slabs mapped */
+	AK_SLAB_DEACTIVATE,	/* own slabs given up (unfrozen) */
+	AK_SLAB_ADD_PARTIAL,	/* slabs put on a partial list */
+	AK_SLAB_FAST_RETRY,	/* fastpath commits that failed (tid, compare) */
+	AK_SLAB_SLAB_RETRY,	/* slab {freelist, counters} cmpxchg128 failures */
+	AK_SLAB_REFILL,		/* array/sheaf/locked refills from slabs */
+	AK_SLAB_REFILL_OBJS,
+	AK_SLAB_FLUSH,		/* batches returned from per-CPU level to slabs */
+	AK_SLAB_FLUSH_OBJS,
+	AK_SLAB_PCPU_BUSY,	/* per-CPU structure busy (try-lock, sheaf taken) */
+	AK_SLAB_SHEAF_SWAP,	/* main and spare swapped */
+	AK_SLAB_BARN_GET_FULL,
+	AK_SLAB_BARN_PUT_FULL,
+	AK_SLAB_BARN_GET_EMPTY,
+	AK_SLAB_BARN_PUT_EMPTY,
+	AK_SLAB_SHEAF_NEW,	/* sheaves allocated */
+	AK_SLAB_SHEAF_DROP,	/* sheaves flushed and released (barn full) */
+	AK_SLAB_BULK_ALLOC,	/* successful alloc_bulk calls */
+	AK_SLAB_BULK_ALLOC_OBJS,
+	AK_SLAB_BULK_ALLOC_CPU,	/* ... objects from the per-CPU level */
+	AK_SLAB_BULK_ALLOC_PARTIAL, /* ... from partial lists */
+	AK_SLAB_BULK_ALLOC_NEW,	/* ... from new slabs */
+	AK_SLAB_BULK_ALLOC_FAIL,
+	AK_SLAB_BULK_FREE,
+	AK_SLAB_BULK_FREE_OBJS,
+	AK_SLAB_BULK_FREE_CPU,	/* ... objects to the per-CPU level */
+	AK_SLAB_BULK_FREE_SLAB,	/* ... to their slabs */
+	AK_SLAB_OOM,		/* slab mappings refused */
+	AK_SLAB_DEBUG_DOUBLE_FREE,
+	AK_SLAB_DEBUG_BAD_FREE,	/* pointer not an object of the cache */
+	AK_SLAB_DEBUG_REDZONE,	/* red zone overwritten */
+	AK_SLAB_DEBUG_POISON,	/* free object written to */
+	AK_SLAB_NR_STATS
+};
+
+/* "alloc_fast", ...; NULL for no such counter. */
+const char *ak_slab_stat_name(enum ak_slab_stat i);
+
+/* The counters summed over all per-CPU copies (racy while in use). */
+void ak_kmem_cache_stats(struct ak_kmem_cache *s,
+			 uint64_t out[AK_SLAB_NR_STATS]);
+
+struct ak_kmem_cache_info {
+	const char *name;
+	enum ak_slab_fastpath fastpath;
+	const char *fastpath_name;
+	enum ak_percpu_mode mode;	/* the per-CPU mode in use */
+	const char *mode_name;
+	const char *how;		/* which primitive the fastpath runs in this mode */
+	unsigned int flags;
+	size_t object_size, align, stride;
+	size_t slab_size, objects_per_slab;
+	unsigned int nr_nodes;
+	unsigned long nr_slabs;		/* slabs mapped now */
+};
+
+void ak_kmem_cache_info(struct ak_kmem_cache *s,
+			struct ak_kmem_cache_info *out);
+/* One line: "name: design on mode (how), size/stride, slab geometry". */
+int ak_kmem_cache_describe(struct ak_kmem_cache *s, char *buf, size_t len);
+/* Info and every counter, one per line. */
+void ak_kmem_cache_print_stats(struct ak_kmem_cache *s, FILE *f);
+
+/*
+ * Where reports go (debug-mode errors, destroy with live objects): by
+ * default "atomkit slab: ..." lines on stderr.  NULL restores that.
+ */
+void ak_slab_set_report(void (*fn)(const char *msg, void *arg), void *arg);
+
+/* ---- kmalloc ---- */
+
+/*
+ * size bytes from the kmalloc caches (8, 16, 32, 64, 96, 128, 192, 256,
+ * 512, 1k, 2k, 4k, 8k, 16k), power-of-two sizes naturally aligned (up to
+ * 4096), the others to 32 or 64.  NULL with errno EINVAL for size 0 or
+ * above AK_KMALLOC_MAX_SIZE, ENOMEM without memory.
+ */
+void *ak_kmalloc(size_t size, ak_gfp_t flags);
+static inline void *ak_kzalloc(size_t size, ak_gfp_t flags)
+{
+	return ak_kmalloc(size, flags | AK_GFP_ZERO);
+}
+/* Frees an object of ak_kmalloc() (or of a default-slab-size cache). */
+void ak_kfree(const void *p);
+/* Usable size of an object of ak_kmalloc(). */
+size_t ak_ksize(const void *p);
+/* The kmalloc cache serving size (NULL if none), for stats. */
+struct ak_kmem_cache *ak_kmalloc_cache(size_t size);
+
+/*
+ * The design and flags of the kmalloc caches, before the first
+ * ak_kmalloc(): 0, or -1 with errno EBUSY (already created) or EINVAL.
+ * AK_KMALLOC_FASTPATH=<name> in the environment chooses it too.
+ */
+int ak_kmalloc_set_fastpath(enum ak_slab_fastpath fp, unsigned int flags);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ATOMKIT_SLAB_H */

@@ -1,0 +1,354 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The slab cache's insides, shared by the files of slab/.  doc/slab.md
+ * draws every structure here and says which primitive touches which word.
+ *
+ * Free objects are linked through a free pointer word inside the object
+ * (offset 0) or, in debug mode, after its right red zone.  Every list of
+ * free objects (a slab's freelist, the per-CPU freelists, chains) links
+ * the addresses of those words ("fp space": fp = obj + s->fp_off), so that
+ * the per-CPU list ops, which link through a node's first word, serve
+ * both layouts.
+ */
+#ifndef AK_SLAB_INTERNAL_H
+#define AK_SLAB_INTERNAL_H
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+#include <atomkit/slab.h>
+
+/* ---- ASan: tell it which bytes of our slabs are objects in use ---- */
+
+#if defined(__SANITIZE_ADDRESS__)
+# define AK_SLAB_ASAN 1
+#elif defined(__has_feature)
+# if __has_feature(address_sanitizer)
+#  define AK_SLAB_ASAN 1
+# endif
+#endif
+#ifdef AK_SLAB_ASAN
+# include <sanitizer/asan_interface.h>
+# define slab_asan_poison(p, n)	 ASAN_POISON_MEMORY_REGION(p, n)
+# define slab_asan_unpoison(p, n) ASAN_UNPOISON_MEMORY_REGION(p, n)
+#else
+# define slab_asan_poison(p, n)	 ((void)(p), (void)(n))
+# define slab_asan_unpoison(p, n) ((void)(p), (void)(n))
+#endif
+
+#define SLAB_HDR_SIZE	128
+#define SLAB_MAGIC	0x51ab5eedc0ffee00ul
+#define CACHELINE	64
+
+#define READ_ONCE(x)	(*(const volatile __typeof__(x) *)&(x))
+#define WRITE_ONCE(x, v) (*(volatile __typeof__(x) *)&(x) = (v))
+#define SLAB_ALIGN(x, a) (((x) + (a) - 1) & ~((__typeof__(x))(a) - 1))
+
+/*
+ * A slab: the header at the start of its run of pages, then objects.
+ * fc is the pair {freelist, counters} that remote frees update lock-free
+ * with one cmpxchg128; counters are inuse (objects not on freelist) in
+ * the low half and, in the high half, the id + 1 of the per-CPU slot that
+ * owns the slab ("frozen", as SLUB says), or 0.
+ */
+union slab_fc {
+	ak_u128 v;
+	struct {
+		void *freelist;		/* word 0: lower address */
+		uint64_t counters;	/* word 1 */
+	};
+};
+
+struct ak_slab {
+	union slab_fc fc;
+	char pad0[CACHELINE - sizeof(union slab_fc)];
+	/* read-mostly from here */
+	struct ak_kmem_cache *cache;
+	unsigned long magic;
+	char *first;			/* first object's stride */
+	unsigned int objects;
+	unsigned int node;
+	struct ak_slab *next, *prev;	/* partial list, under the node lock */
+	struct ak_slab *all_next;	/* every slab of the cache */
+	unsigned int on_partial;
+} __attribute__((aligned(CACHELINE)));
+
+AK_STATIC_ASSERT(sizeof(struct ak_slab) <= SLAB_HDR_SIZE, "slab header");
+
+#define CNT_INUSE(c)		((uint32_t)(c))
+#define CNT_OWNER(c)		((uint32_t)((uint64_t)(c) >> 32))
+#define CNT_MAKE(inuse, owner)	(((uint64_t)(owner) << 32) | (uint32_t)(inuse))
+
+static inline union slab_fc slab_fc_read(struct ak_slab *sl)
+{
+	union slab_fc f;
+
+	/* a torn snapshot only fails the cmpxchg128 that follows */
+	f.freelist = __atomic_load_n(&sl->fc.freelist, __ATOMIC_RELAXED);
+	f.counters = __atomic_load_n(&sl->fc.counters, __ATOMIC_RELAXED);
+	return f;
+}
+
+/*
+ * The stress build (tests/test_slab_stress) widens every window between
+ * a snapshot and the op that commits it: a spin, now and then a
+ * sched_yield() so that another thread of the CPU runs inside it.
+ */
+#ifdef AK_SLAB_STRESS
+void slab_stress_window(void);
+# define SLAB_WINDOW()	slab_stress_window()
+#else
+# define SLAB_WINDOW()	do { } while (0)
+#endif
+
+static inline bool slab_fc_cmpxchg(struct ak_slab *sl, union slab_fc old,
+				   union slab_fc new_)
+{
+	SLAB_WINDOW();
+	return ak_try_cmpxchg128(&sl->fc.v, &old.v, new_.v);
+}
+
+/* ---- per-node state: partial list and the sheaf barn ---- */
+
+struct sheaf {
+	struct sheaf *next;
+	unsigned int size;
+	void *objs[];
+};
+
+struct slab_node {
+	pthread_mutex_t lock;		/* the partial list */
+	struct ak_slab *partial;
+	unsigned long nr_partial;
+	pthread_mutex_t barn_lock;	/* sheaf: the barn */
+	struct sheaf *full, *empty;
+	unsigned int nr_full, nr_empty;
+} __attribute__((aligned(CACHELINE)));
+
+/* ---- per-CPU structures of each design ---- */
+
+/* slub-tid, slub-local, rseq-list (the pair is its {head, seq} there). */
+struct fl_cpu {
+	union {
+		ak_u128 pair;
+		struct {
+			void *freelist;		/* word 0 */
+			unsigned long tid;	/* word 1 */
+		};
+		struct ak_percpu_list list;
+	};
+	struct ak_slab *slab;	/* the slab this slot owns: a hint, SMP atomics */
+	unsigned long id;	/* slot number */
+};
+
+/* sheaf: main is taken and put back with this_cpu ops; spare with SMP ones */
+struct sheaf_cpu {
+	struct sheaf *main;
+	struct sheaf *spare;
+};
+
+/* ---- the cache ---- */
+
+enum slab_kind {
+	K_TID = AK_SLAB_SLUB_TID,
+	K_LOCAL = AK_SLAB_SLUB_LOCAL,
+	K_LIST = AK_SLAB_RSEQ_LIST,
+	K_ARRAY = AK_SLAB_ARRAY,
+	K_SHEAF = AK_SLAB_SHEAF,
+	K_LOCKED = AK_SLAB_LOCKED,
+	K_HOOKED		/* debug or stats: the checked path */
+};
+
+struct ak_kmem_cache {
+	/* what the fastpaths read */
+	unsigned int kind;
+	unsigned int fastpath;
+	void *cpu;			/* per-CPU structure, copy 0 */
+	uintptr_t slab_mask;		/* ~(slab_size - 1) */
+	unsigned long tid_step;		/* power of two >= slots */
+	unsigned int fp_off;		/* free pointer from the object */
+	unsigned int object_size;
+	unsigned int array_limit, array_batch;
+	unsigned int sheaf_cap;
+	enum ak_percpu_mode mode;
+	unsigned int flags;
+
+	/* geometry */
+	unsigned int align, stride, obj_off, first_off;
+	unsigned int slab_size, objects, barn_max, locked_batch;
+
+	uint64_t *stats;		/* per-CPU u64[AK_SLAB_NR_STATS] */
+	unsigned int nr_nodes;
+	struct slab_node *nodes;
+
+	pthread_mutex_t slabs_lock;
+	struct ak_slab *all_slabs;
+	unsigned long nr_slabs;
+
+	/* locked: one lock, one freelist (fp space) */
+	struct {
+		pthread_mutex_t lock;
+		void *head;
+		unsigned long count;
+	} locked __attribute__((aligned(CACHELINE)));
+
+	char name[64];
+};
+
+/* ---- helpers ---- */
+
+static inline void *obj_to_fp(const struct ak_kmem_cache *s, void *obj)
+{
+	return (char *)obj + s->fp_off;
+}
+
+static inline void *fp_to_obj(const struct ak_kmem_cache *s, void *fp)
+{
+	return (char *)fp - s->fp_off;
+}
+
+/* Link words may be read while another thread writes them (stale pops). */
+static inline void *fp_next(void *fp)
+{
+	return __atomic_load_n((void **)fp, __ATOMIC_RELAXED);
+}
+
+static inline void fp_set(void *fp, void *next)
+{
+	__atomic_store_n((void **)fp, next, __ATOMIC_RELAXED);
+}
+
+static inline struct ak_slab *fp_slab(const struct ak_kmem_cache *s, void *p)
+{
+	return (struct ak_slab *)((uintptr_t)p & s->slab_mask);
+}
+
+static inline void slab_stat(struct ak_kmem_cache *s, enum ak_slab_stat i,
+			     uint64_t n)
+{
+	uint64_t *c = ak_this_cpu_ptr(s->stats);
+
+	/* SMP-safe on whichever copy: correct in every mode, rare paths */
+	ak_fetch_add_relaxed(&c[i], n);
+}
+
+/* ASan view of an object handed out or taken back. */
+static inline void slab_asan_alloc(const struct ak_kmem_cache *s, void *obj)
+{
+	(void)s;
+	(void)obj;
+#ifdef AK_SLAB_ASAN
+	/* the free pointer word (offset 0 unless debug) stays readable */
+	slab_asan_unpoison(obj, s->object_size > 8 || s->fp_off ?
+			   s->object_size : 8);
+#endif
+}
+
+static inline void slab_asan_free(const struct ak_kmem_cache *s, void *obj)
+{
+	(void)s;
+	(void)obj;
+#ifdef AK_SLAB_ASAN
+	if (s->fp_off)
+		slab_asan_poison(obj, s->fp_off);
+	else if (s->stride > 8)
+		slab_asan_poison((char *)obj + 8, s->stride - 8);
+#endif
+}
+
+/* A chain of free objects in fp space, NULL-terminated. */
+struct chain {
+	void *head, *tail;
+	unsigned long n;
+};
+
+/* ---- slab layer (slab.c) ---- */
+
+unsigned int slab_this_node(struct ak_kmem_cache *s);
+void slab_report(struct ak_kmem_cache *s, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Objects of chain c (all of one slab) back onto their slab, lock-free. */
+void slab_free_chain(struct ak_kmem_cache *s, struct ak_slab *sl, void *head,
+		     void *tail, unsigned long n);
+/* Any objects (fp space) back to their slabs, grouped by slab. */
+void slab_free_fps(struct ak_kmem_cache *s, void **fps, size_t n);
+/* A chain of objects of any slabs back to their slabs. */
+void slab_free_chain_any(struct ak_kmem_cache *s, void *head);
+
+/*
+ * Freeze a slab for per-CPU owner id + 1: from the node's partial list or
+ * a new slab.  Returns its free objects as c (c->n >= 1), NULL when no
+ * memory.  The slab's counters then say inuse = objects, owner.
+ */
+struct ak_slab *slab_get_frozen(struct ak_kmem_cache *s, unsigned long owner,
+				struct chain *c, bool *fresh);
+/* Take the remote frees of a slab owned by owner; false when none/not. */
+bool slab_take_frozen(struct ak_kmem_cache *s, struct ak_slab *sl,
+		      unsigned long owner, struct chain *c);
+/* Give up ownership: the slab goes on its partial list if it has frees. */
+void slab_unfreeze(struct ak_kmem_cache *s, struct ak_slab *sl,
+		   unsigned long owner);
+
+/*
+ * Up to n objects (fp space) into fps[]: from partial lists (one lock
+ * hold), then, if new, from new slabs.  Returns how many; *from_new says
+ * how many of those came from new slabs.
+ */
+size_t slab_take_objects(struct ak_kmem_cache *s, size_t n, void **fps,
+			 bool new_slabs, size_t *from_new);
+
+/* ---- designs ---- */
+
+void *fl_alloc_slow(struct ak_kmem_cache *s);
+void fl_free_remote(struct ak_kmem_cache *s, struct ak_slab *sl, void *fp);
+size_t fl_bulk_alloc_cpu(struct ak_kmem_cache *s, size_t n, void **fps);
+size_t fl_bulk_refill(struct ak_kmem_cache *s, size_t n, void **fps,
+		      size_t *own, size_t *partial, size_t *fresh);
+void fl_bulk_free(struct ak_kmem_cache *s, size_t n, void **fps);
+void fl_drain(struct ak_kmem_cache *s);
+void fl_init(struct ak_kmem_cache *s);
+
+void *array_alloc_slow(struct ak_kmem_cache *s);
+void array_free_slow(struct ak_kmem_cache *s, void *fp);
+size_t array_bulk_alloc_cpu(struct ak_kmem_cache *s, size_t n, void **fps);
+void array_bulk_free(struct ak_kmem_cache *s, size_t n, void **fps);
+void array_drain(struct ak_kmem_cache *s);
+
+void *sheaf_alloc_slow(struct ak_kmem_cache *s, struct sheaf *sh);
+void sheaf_free_slow(struct ak_kmem_cache *s, struct sheaf *sh, void *fp);
+size_t sheaf_bulk_alloc_cpu(struct ak_kmem_cache *s, size_t n, void **fps);
+void sheaf_bulk_free(struct ak_kmem_cache *s, size_t n, void **fps);
+void sheaf_drain(struct ak_kmem_cache *s);
+void sheaf_put_back(struct ak_kmem_cache *s, struct sheaf *sh);
+
+void *locked_alloc(struct ak_kmem_cache *s);
+void locked_free(struct ak_kmem_cache *s, void *fp);
+size_t locked_bulk_alloc_cpu(struct ak_kmem_cache *s, size_t n, void **fps);
+void locked_bulk_free(struct ak_kmem_cache *s, size_t n, void **fps);
+void locked_drain(struct ak_kmem_cache *s);
+
+/* The fastpath of each design in fp space (api.c), for bulk and debug. */
+void *slab_design_alloc(struct ak_kmem_cache *s);
+void slab_design_free(struct ak_kmem_cache *s, void *fp);
+
+/* Visit every free object a design's per-CPU level or store holds. */
+typedef void (*slab_visit_fn)(struct ak_kmem_cache *s, void *fp, void *arg);
+void slab_visit_cached(struct ak_kmem_cache *s, slab_visit_fn fn, void *arg);
+
+/* ---- debug mode (debug.c) ---- */
+
+void slab_debug_init_object(struct ak_kmem_cache *s, void *obj);
+/* After an object was taken from the design: check and mark in use. */
+void slab_debug_alloc(struct ak_kmem_cache *s, void *obj);
+/* Before an object is given to the design: false if it must not be. */
+bool slab_debug_free(struct ak_kmem_cache *s, void *obj);
+
+/* The slab of p if p lies in a slab of s (any cache if s is NULL). */
+struct ak_slab *slab_registry_find(struct ak_kmem_cache *s, const void *p);
+void slab_registry_add(struct ak_slab *sl, uintptr_t size);
+void slab_registry_del(struct ak_slab *sl);
+
+#endif /* AK_SLAB_INTERNAL_H */

@@ -1,0 +1,1111 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The slab layer: caches, slabs carved from mmap'd runs of pages, the
+ * per-node partial lists under a lock, the lock-free remote free onto a
+ * slab's own freelist (cmpxchg128 of {freelist, counters}), freezing a
+ * slab for a per-CPU owner and thawing it; and the cache's lifecycle,
+ * statistics, mode report and audit.  doc/slab.md describes it all.
+ */
+#define _GNU_SOURCE
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include "internal.h"
+
+#ifdef AK_SLAB_STRESS
+#include <sched.h>
+
+void slab_stress_window(void)
+{
+	static __thread unsigned int n;
+	unsigned int i;
+
+	if (++n % 8 == 0) {
+		sched_yield();
+		return;
+	}
+	for (i = 0; i < 64; i++)
+		ak_barrier();
+}
+#endif
+
+/* ---- reports ---- */
+
+static void (*report_fn)(const char *msg, void *arg);
+static void *report_arg;
+
+void ak_slab_set_report(void (*fn)(const char *msg, void *arg), void *arg)
+{
+	report_arg = arg;
+	__atomic_store_n(&report_fn, fn, __ATOMIC_RELEASE);
+}
+
+void slab_report(struct ak_kmem_cache *s, const char *fmt, ...)
+{
+	void (*fn)(const char *, void *) =
+		__atomic_load_n(&report_fn, __ATOMIC_ACQUIRE);
+	char msg[512];
+	int n;
+	va_list ap;
+
+	n = snprintf(msg, sizeof(msg), "atomkit slab %s: ", s ? s->name : "-");
+	if (n < 0)
+		n = 0;
+	va_start(ap, fmt);
+	vsnprintf(msg + n, sizeof(msg) - (size_t)n, fmt, ap);
+	va_end(ap);
+	if (fn)
+		fn(msg, report_arg);
+	else
+		fprintf(stderr, "%s\n", msg);
+}
+
+/* ---- names ---- */
+
+static const char *const fastpath_names[AK_SLAB_NR_FASTPATHS] = {
+	[AK_SLAB_SLUB_TID] = "slub-tid",
+	[AK_SLAB_SLUB_LOCAL] = "slub-local",
+	[AK_SLAB_RSEQ_LIST] = "rseq-list",
+	[AK_SLAB_ARRAY] = "array",
+	[AK_SLAB_SHEAF] = "sheaf",
+	[AK_SLAB_LOCKED] = "locked",
+};
+
+const char *ak_slab_fastpath_name(enum ak_slab_fastpath fp)
+{
+	return (unsigned int)fp < AK_SLAB_NR_FASTPATHS ? fastpath_names[fp] :
+							NULL;
+}
+
+int ak_slab_fastpath_parse(const char *name)
+{
+	int i;
+
+	for (i = 0; i < AK_SLAB_NR_FASTPATHS; i++)
+		if (!strcmp(name, fastpath_names[i]))
+			return i;
+	return -1;
+}
+
+static const char *const stat_names[AK_SLAB_NR_STATS] = {
+	[AK_SLAB_ALLOC_FAST] = "alloc_fast",
+	[AK_SLAB_FREE_FAST] = "free_fast",
+	[AK_SLAB_ALLOC_SLOW] = "alloc_slow",
+	[AK_SLAB_FREE_SLOW] = "free_slow",
+	[AK_SLAB_FREE_REMOTE] = "free_remote",
+	[AK_SLAB_ALLOC_OWN_SLAB] = "alloc_own_slab",
+	[AK_SLAB_ALLOC_PARTIAL] = "alloc_partial",
+	[AK_SLAB_ALLOC_NEW_SLAB] = "alloc_new_slab",
+	[AK_SLAB_DEACTIVATE] = "deactivate",
+	[AK_SLAB_ADD_PARTIAL] = "add_partial",
+	[AK_SLAB_FAST_RETRY] = "fast_retry",
+	[AK_SLAB_SLAB_RETRY] = "slab_retry",
+	[AK_SLAB_REFILL] = "refill",
+	[AK_SLAB_REFILL_OBJS] = "refill_objs",
+	[AK_SLAB_FLUSH] = "flush",
+	[AK_SLAB_FLUSH_OBJS] = "flush_objs",
+	[AK_SLAB_PCPU_BUSY] = "pcpu_busy",
+	[AK_SLAB_SHEAF_SWAP] = "sheaf_swap",
+	[AK_SLAB_BARN_GET_FULL] = "barn_get_full",
+	[AK_SLAB_BARN_PUT_FULL] = "barn_put_full",
+	[AK_SLAB_BARN_GET_EMPTY] = "barn_get_empty",
+	[AK_SLAB_BARN_PUT_EMPTY] = "barn_put_empty",
+	[AK_SLAB_SHEAF_NEW] = "sheaf_new",
+	[AK_SLAB_SHEAF_DROP] = "sheaf_drop",
+	[AK_SLAB_BULK_ALLOC] = "bulk_alloc",
+	[AK_SLAB_BULK_ALLOC_OBJS] = "bulk_alloc_objs",
+	[AK_SLAB_BULK_ALLOC_CPU] = "bulk_alloc_cpu",
+	[AK_SLAB_BULK_ALLOC_PARTIAL] = "bulk_alloc_partial",
+	[AK_SLAB_BULK_ALLOC_NEW] = "bulk_alloc_new",
+	[AK_SLAB_BULK_ALLOC_FAIL] = "bulk_alloc_fail",
+	[AK_SLAB_BULK_FREE] = "bulk_free",
+	[AK_SLAB_BULK_FREE_OBJS] = "bulk_free_objs",
+	[AK_SLAB_BULK_FREE_CPU] = "bulk_free_cpu",
+	[AK_SLAB_BULK_FREE_SLAB] = "bulk_free_slab",
+	[AK_SLAB_OOM] = "oom",
+	[AK_SLAB_DEBUG_DOUBLE_FREE] = "debug_double_free",
+	[AK_SLAB_DEBUG_BAD_FREE] = "debug_bad_free",
+	[AK_SLAB_DEBUG_REDZONE] = "debug_redzone",
+	[AK_SLAB_DEBUG_POISON] = "debug_poison",
+};
+
+const char *ak_slab_stat_name(enum ak_slab_stat i)
+{
+	return (unsigned int)i < AK_SLAB_NR_STATS ? stat_names[i] : NULL;
+}
+
+/* ---- NUMA nodes: which node the calling CPU is on ---- */
+
+static pthread_once_t topo_once = PTHREAD_ONCE_INIT;
+static unsigned int topo_nr_nodes = 1, topo_nr_cpus;
+static unsigned char *topo_cpu_node;
+
+static void topo_parse(FILE *f, unsigned int node)
+{
+	unsigned int a, b, i;
+	int c;
+
+	while (fscanf(f, "%u", &a) == 1) {
+		b = a;
+		c = fgetc(f);
+		if (c == '-' && fscanf(f, "%u", &b) == 1)
+			c = fgetc(f);
+		for (i = a; i <= b && i < topo_nr_cpus; i++)
+			topo_cpu_node[i] = (unsigned char)node;
+		if (c != ',')
+			break;
+	}
+}
+
+static void topo_init(void)
+{
+	long conf = sysconf(_SC_NPROCESSORS_CONF);
+	unsigned int node;
+	char path[96];
+	FILE *f;
+
+	topo_nr_cpus = ak_nr_cpus();
+	if (conf > 0 && (unsigned long)conf > topo_nr_cpus)
+		topo_nr_cpus = (unsigned int)conf;
+	topo_cpu_node = calloc(topo_nr_cpus, 1);
+	if (!topo_cpu_node)
+		return;
+	for (node = 0; node < 64; node++) {
+		snprintf(path, sizeof(path),
+			 "/sys/devices/system/node/node%u/cpulist", node);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		topo_parse(f, node);
+		fclose(f);
+		if (node + 1 > topo_nr_nodes)
+			topo_nr_nodes = node + 1;
+	}
+}
+
+unsigned int slab_this_node(struct ak_kmem_cache *s)
+{
+	int cpu;
+	unsigned int n;
+
+	if (s->nr_nodes == 1)
+		return 0;
+	cpu = sched_getcpu();
+	if (cpu < 0 || !topo_cpu_node || (unsigned int)cpu >= topo_nr_cpus)
+		return 0;
+	n = topo_cpu_node[cpu];
+	return n < s->nr_nodes ? n : 0;
+}
+
+/* ---- the registry: slab base -> slab, for validation and kfree ---- */
+
+static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
+static uintptr_t *reg_tab;		/* 0 empty, 1 deleted */
+static size_t reg_size, reg_used;	/* used counts deleted ones too */
+
+static size_t reg_hash(uintptr_t base)
+{
+	uint64_t h = (uint64_t)base >> 12;
+
+	h *= 0x9e3779b97f4a7c15ull;
+	return (size_t)(h >> 20);
+}
+
+static bool reg_grow(void)
+{
+	size_t nsize = reg_size ? reg_size * 2 : 1024, i, j;
+	uintptr_t *nt = calloc(nsize, sizeof(*nt));
+
+	if (!nt)
+		return false;
+	for (i = 0; i < reg_size; i++) {
+		if (reg_tab[i] <= 1)
+			continue;
+		for (j = reg_hash(reg_tab[i]) & (nsize - 1); nt[j];
+		     j = (j + 1) & (nsize - 1))
+			;
+		nt[j] = reg_tab[i];
+	}
+	free(reg_tab);
+	reg_tab = nt;
+	reg_size = nsize;
+	reg_used = 0;
+	for (i = 0; i < nsize; i++)
+		reg_used += nt[i] != 0;
+	return true;
+}
+
+static bool reg_add(uintptr_t base)
+{
+	size_t j;
+
+	pthread_mutex_lock(&reg_lock);
+	if ((reg_used + 1) * 2 > reg_size && !reg_grow()) {
+		pthread_mutex_unlock(&reg_lock);
+		return false;
+	}
+	for (j = reg_hash(base) & (reg_size - 1); reg_tab[j] > 1;
+	     j = (j + 1) & (reg_size - 1))
+		;
+	if (!reg_tab[j])
+		reg_used++;
+	reg_tab[j] = base;
+	pthread_mutex_unlock(&reg_lock);
+	return true;
+}
+
+void slab_registry_del(struct ak_slab *sl)
+{
+	uintptr_t base = (uintptr_t)sl;
+	size_t j;
+
+	pthread_mutex_lock(&reg_lock);
+	for (j = reg_size ? reg_hash(base) & (reg_size - 1) : 0;
+	     reg_size && reg_tab[j]; j = (j + 1) & (reg_size - 1))
+		if (reg_tab[j] == base) {
+			reg_tab[j] = 1;
+			break;
+		}
+	pthread_mutex_unlock(&reg_lock);
+}
+
+static bool reg_has(uintptr_t base)
+{
+	bool found = false;
+	size_t j;
+
+	pthread_mutex_lock(&reg_lock);
+	for (j = reg_size ? reg_hash(base) & (reg_size - 1) : 0;
+	     reg_size && reg_tab[j]; j = (j + 1) & (reg_size - 1))
+		if (reg_tab[j] == base) {
+			found = true;
+			break;
+		}
+	pthread_mutex_unlock(&reg_lock);
+	return found;
+}
+
+struct ak_slab *slab_registry_find(struct ak_kmem_cache *s, const void *p)
+{
+	uintptr_t mask = s ? s->slab_mask :
+			 ~(uintptr_t)(AK_SLAB_DEFAULT_SIZE - 1);
+	struct ak_slab *sl = (struct ak_slab *)((uintptr_t)p & mask);
+
+	if (!p || !reg_has((uintptr_t)sl))
+		return NULL;
+	if (s && sl->cache != s)
+		return NULL;
+	return sl;
+}
+
+/* ---- slabs ---- */
+
+static void *slab_map(size_t size)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), len = 2 * size - page;
+	char *m, *base;
+
+	m = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return NULL;
+	base = (char *)SLAB_ALIGN((uintptr_t)m, size);
+	if (base > m)
+		munmap(m, (size_t)(base - m));
+	if (m + len > base + size)
+		munmap(base + size, (size_t)(m + len - (base + size)));
+	/* ASan's shadow outlives munmap: a slab of an old cache may lie here */
+	slab_asan_unpoison(base, size);
+	return base;
+}
+
+/*
+ * A new slab, every object on c (fp space, in address order); fc is left
+ * for the caller to set before anyone else can see the slab's objects.
+ */
+static struct ak_slab *slab_new(struct ak_kmem_cache *s, unsigned int node,
+				struct chain *c)
+{
+	struct ak_slab *sl;
+	char *base, *obj, *prev = NULL;
+	unsigned int i;
+
+	base = slab_map(s->slab_size);
+	if (!base) {
+		slab_stat(s, AK_SLAB_OOM, 1);
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (!reg_add((uintptr_t)base)) {
+		munmap(base, s->slab_size);
+		slab_stat(s, AK_SLAB_OOM, 1);
+		errno = ENOMEM;
+		return NULL;
+	}
+	sl = (struct ak_slab *)base;
+	sl->cache = s;
+	sl->magic = SLAB_MAGIC;
+	sl->first = base + s->first_off;
+	sl->objects = s->objects;
+	sl->node = node;
+	c->head = NULL;
+	for (i = 0; i < s->objects; i++) {
+		obj = sl->first + (size_t)i * s->stride + s->obj_off;
+		if (s->flags & AK_SLAB_DEBUG)
+			slab_debug_init_object(s, obj);
+		else
+			slab_asan_free(s, obj);
+		fp_set(obj_to_fp(s, obj), NULL);
+		if (prev)
+			fp_set(prev, obj_to_fp(s, obj));
+		else
+			c->head = obj_to_fp(s, obj);
+		prev = obj_to_fp(s, obj);
+	}
+	c->tail = prev;
+	c->n = s->objects;
+	/* what no object covers: the gap after the header, the tail */
+	slab_asan_poison(base + SLAB_HDR_SIZE, s->first_off - SLAB_HDR_SIZE);
+	slab_asan_poison(sl->first + (size_t)s->objects * s->stride,
+			 s->slab_size - s->first_off -
+			 (size_t)s->objects * s->stride);
+	pthread_mutex_lock(&s->slabs_lock);
+	sl->all_next = s->all_slabs;
+	s->all_slabs = sl;
+	s->nr_slabs++;
+	pthread_mutex_unlock(&s->slabs_lock);
+	slab_stat(s, AK_SLAB_ALLOC_NEW_SLAB, 1);
+	return sl;
+}
+
+static void slab_set_fc(struct ak_slab *sl, void *fl, uint64_t counters)
+{
+	__atomic_store_n(&sl->fc.freelist, fl, __ATOMIC_RELAXED);
+	__atomic_store_n(&sl->fc.counters, counters, __ATOMIC_RELEASE);
+}
+
+/* Under n->lock. */
+static void add_partial(struct ak_kmem_cache *s, struct slab_node *n,
+			struct ak_slab *sl)
+{
+	sl->prev = NULL;
+	sl->next = n->partial;
+	if (n->partial)
+		n->partial->prev = sl;
+	n->partial = sl;
+	sl->on_partial = 1;
+	n->nr_partial++;
+	slab_stat(s, AK_SLAB_ADD_PARTIAL, 1);
+}
+
+static void del_partial(struct slab_node *n, struct ak_slab *sl)
+{
+	if (sl->prev)
+		sl->prev->next = sl->next;
+	else
+		n->partial = sl->next;
+	if (sl->next)
+		sl->next->prev = sl->prev;
+	sl->next = sl->prev = NULL;
+	sl->on_partial = 0;
+	n->nr_partial--;
+}
+
+/*
+ * n objects of sl, linked head..tail, back onto the slab's freelist with
+ * one cmpxchg128 of {freelist, counters}.  A slab nobody owns that was
+ * full (freelist NULL) goes onto its node's partial list: that case takes
+ * the node lock before the cmpxchg, so that a slab is never put on the
+ * list twice nor after someone froze it.
+ */
+void slab_free_chain(struct ak_kmem_cache *s, struct ak_slab *sl, void *head,
+		     void *tail, unsigned long n)
+{
+	struct slab_node *node = &s->nodes[sl->node];
+	union slab_fc old, new_;
+	bool locked = false, need;
+
+	for (;;) {
+		old = slab_fc_read(sl);
+		need = !CNT_OWNER(old.counters) && !old.freelist;
+		if (need && !locked) {
+			pthread_mutex_lock(&node->lock);
+			locked = true;
+			continue;
+		}
+		fp_set(tail, old.freelist);
+		new_.freelist = head;
+		new_.counters = old.counters - n;	/* inuse -= n */
+		if (slab_fc_cmpxchg(sl, old, new_))
+			break;
+		slab_stat(s, AK_SLAB_SLAB_RETRY, 1);
+	}
+	if (need)
+		add_partial(s, node, sl);
+	if (locked)
+		pthread_mutex_unlock(&node->lock);
+	slab_stat(s, AK_SLAB_FREE_REMOTE, n);
+}
+
+/* Group fps[0..n) by slab: one chain, one cmpxchg128 per slab. */
+void slab_free_fps(struct ak_kmem_cache *s, void **fps, size_t n)
+{
+	size_t base, i, j, cnt;
+
+	for (base = 0; base < n; base += 64) {
+		size_t m = n - base < 64 ? n - base : 64;
+		uint64_t done = 0;
+
+		for (i = 0; i < m; i++) {
+			struct ak_slab *sl;
+			void *head, *tail;
+
+			if (done & (1ull << i))
+				continue;
+			sl = fp_slab(s, fps[base + i]);
+			head = tail = fps[base + i];
+			cnt = 1;
+			for (j = i + 1; j < m; j++) {
+				if ((done & (1ull << j)) ||
+				    fp_slab(s, fps[base + j]) != sl)
+					continue;
+				done |= 1ull << j;
+				fp_set(tail, fps[base + j]);
+				tail = fps[base + j];
+				cnt++;
+			}
+			slab_free_chain(s, sl, head, tail, cnt);
+		}
+	}
+}
+
+void slab_free_chain_any(struct ak_kmem_cache *s, void *head)
+{
+	void *buf[64];
+	size_t k = 0;
+
+	while (head) {
+		buf[k++] = head;
+		head = fp_next(head);
+		if (k == 64) {
+			slab_free_fps(s, buf, k);
+			k = 0;
+		}
+	}
+	slab_free_fps(s, buf, k);
+}
+
+struct ak_slab *slab_get_frozen(struct ak_kmem_cache *s, unsigned long owner,
+				struct chain *c, bool *fresh)
+{
+	unsigned int nid = slab_this_node(s);
+	struct slab_node *n = &s->nodes[nid];
+	union slab_fc old, new_;
+	struct ak_slab *sl;
+
+	if (READ_ONCE(n->partial)) {
+		pthread_mutex_lock(&n->lock);
+		while ((sl = n->partial)) {
+			del_partial(n, sl);
+			new_.freelist = NULL;
+			new_.counters = CNT_MAKE(sl->objects, owner);
+			for (;;) {
+				old = slab_fc_read(sl);
+				if (slab_fc_cmpxchg(sl, old, new_))
+					break;
+				slab_stat(s, AK_SLAB_SLAB_RETRY, 1);
+			}
+			if (!old.freelist)	/* cannot happen: partial has frees */
+				continue;
+			pthread_mutex_unlock(&n->lock);
+			c->head = old.freelist;
+			c->tail = NULL;
+			c->n = sl->objects - CNT_INUSE(old.counters);
+			slab_stat(s, AK_SLAB_ALLOC_PARTIAL, 1);
+			*fresh = false;
+			return sl;
+		}
+		pthread_mutex_unlock(&n->lock);
+	}
+	sl = slab_new(s, nid, c);
+	if (!sl)
+		return NULL;
+	slab_set_fc(sl, NULL, CNT_MAKE(sl->objects, owner));
+	*fresh = true;
+	return sl;
+}
+
+bool slab_take_frozen(struct ak_kmem_cache *s, struct ak_slab *sl,
+		      unsigned long owner, struct chain *c)
+{
+	union slab_fc old, new_;
+
+	new_.freelist = NULL;
+	new_.counters = CNT_MAKE(sl->objects, owner);
+	for (;;) {
+		old = slab_fc_read(sl);
+		if (CNT_OWNER(old.counters) != owner || !old.freelist)
+			return false;
+		if (slab_fc_cmpxchg(sl, old, new_))
+			break;
+		slab_stat(s, AK_SLAB_SLAB_RETRY, 1);
+	}
+	c->head = old.freelist;
+	c->tail = NULL;
+	c->n = sl->objects - CNT_INUSE(old.counters);
+	slab_stat(s, AK_SLAB_ALLOC_OWN_SLAB, 1);
+	return true;
+}
+
+void slab_unfreeze(struct ak_kmem_cache *s, struct ak_slab *sl,
+		   unsigned long owner)
+{
+	struct slab_node *n = &s->nodes[sl->node];
+	union slab_fc old, new_;
+	bool locked = false;
+
+	for (;;) {
+		old = slab_fc_read(sl);
+		if (CNT_OWNER(old.counters) != owner)
+			break;
+		if (old.freelist && !locked) {
+			pthread_mutex_lock(&n->lock);
+			locked = true;
+			continue;
+		}
+		new_.freelist = old.freelist;
+		new_.counters = CNT_MAKE(CNT_INUSE(old.counters), 0);
+		if (slab_fc_cmpxchg(sl, old, new_)) {
+			/* a full slab stays off the lists until a free */
+			if (old.freelist)
+				add_partial(s, n, sl);
+			slab_stat(s, AK_SLAB_DEACTIVATE, 1);
+			break;
+		}
+		slab_stat(s, AK_SLAB_SLAB_RETRY, 1);
+	}
+	if (locked)
+		pthread_mutex_unlock(&n->lock);
+}
+
+size_t slab_take_objects(struct ak_kmem_cache *s, size_t want, void **fps,
+			 bool new_slabs, size_t *from_new)
+{
+	unsigned int nid = slab_this_node(s);
+	struct slab_node *n = &s->nodes[nid];
+	union slab_fc old, new_;
+	struct ak_slab *sl;
+	struct chain c;
+	size_t got = 0, k;
+	void *p;
+
+	*from_new = 0;
+	if (READ_ONCE(n->partial)) {
+		/*
+		 * Objects leave a slab on a partial list only under this
+		 * lock; remote frees only push.  So an unchanged head means
+		 * the walked objects are still the slab's.
+		 */
+		pthread_mutex_lock(&n->lock);
+		while (got < want && (sl = n->partial)) {
+			for (;;) {
+				old = slab_fc_read(sl);
+				for (k = 0, p = old.freelist;
+				     p && got + k < want; k++, p = fp_next(p))
+					fps[got + k] = p;
+				new_.freelist = p;
+				new_.counters = old.counters + k;
+				if (slab_fc_cmpxchg(sl, old, new_))
+					break;
+				slab_stat(s, AK_SLAB_SLAB_RETRY, 1);
+			}
+			got += k;
+			if (!p)
+				del_partial(n, sl);
+			slab_stat(s, AK_SLAB_ALLOC_PARTIAL, 1);
+		}
+		pthread_mutex_unlock(&n->lock);
+	}
+	while (new_slabs && got < want) {
+		sl = slab_new(s, nid, &c);
+		if (!sl)
+			break;
+		for (k = 0, p = c.head; p && got < want; k++, p = fp_next(p))
+			fps[got++] = p;
+		*from_new += k;
+		slab_set_fc(sl, p, CNT_MAKE(k, 0));
+		if (p) {
+			pthread_mutex_lock(&n->lock);
+			add_partial(s, n, sl);
+			pthread_mutex_unlock(&n->lock);
+		}
+	}
+	return got;
+}
+
+/* ---- caches ---- */
+
+static bool is_pow2(size_t x)
+{
+	return x && !(x & (x - 1));
+}
+
+static void cache_free(struct ak_kmem_cache *s)
+{
+	unsigned int i;
+
+	if (s->cpu)
+		ak_percpu_free(s->cpu);
+	if (s->stats)
+		ak_percpu_free(s->stats);
+	if (s->nodes) {
+		for (i = 0; i < s->nr_nodes; i++) {
+			pthread_mutex_destroy(&s->nodes[i].lock);
+			pthread_mutex_destroy(&s->nodes[i].barn_lock);
+		}
+		free(s->nodes);
+	}
+	pthread_mutex_destroy(&s->slabs_lock);
+	pthread_mutex_destroy(&s->locked.lock);
+	free(s);
+}
+
+static unsigned int array_default_limit(size_t size)
+{
+	/* SLAB's enable_cpucache() */
+	if (size > 4096)
+		return 8;
+	if (size > 1024)
+		return 24;
+	if (size > 256)
+		return 54;
+	return 120;
+}
+
+struct ak_kmem_cache *
+ak_kmem_cache_create_args(const char *name, size_t size, size_t align,
+			  unsigned int flags, enum ak_slab_fastpath fastpath,
+			  const struct ak_kmem_cache_args *args)
+{
+	static const struct ak_kmem_cache_args none;
+	const char *env = getenv("AK_SLAB_DEBUG");
+	struct ak_kmem_cache *s;
+	size_t slab_size, stride, obj_off, fp_off, first, objects;
+	unsigned int i;
+	void *mem;
+
+	if (!args)
+		args = &none;
+	if (!size || size > AK_KMALLOC_MAX_SIZE ||
+	    (align && (!is_pow2(align) || align > AK_SLAB_MAX_ALIGN)) ||
+	    (flags & ~(AK_SLAB_DEBUG | AK_SLAB_STATS | AK_SLAB_HWCACHE_ALIGN)) ||
+	    (unsigned int)fastpath >= AK_SLAB_NR_FASTPATHS) {
+		errno = EINVAL;
+		return NULL;
+	}
+	slab_size = args->slab_size ? args->slab_size : AK_SLAB_DEFAULT_SIZE;
+	if (!is_pow2(slab_size) || slab_size < 4096 || slab_size > (1u << 20)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (env && *env && strcmp(env, "0"))
+		flags |= AK_SLAB_DEBUG;
+	if (align < 8)
+		align = 8;
+	if ((flags & AK_SLAB_HWCACHE_ALIGN) && align < CACHELINE)
+		align = CACHELINE;
+
+	/*
+	 * Non-debug: [object, free pointer at offset 0].  Debug: [left red
+	 * zone, state word][object][right red zone][free pointer].
+	 */
+	if (flags & AK_SLAB_DEBUG) {
+		obj_off = align > 16 ? align : 16;
+		fp_off = SLAB_ALIGN(size, 8) + 8;
+		stride = SLAB_ALIGN(obj_off + fp_off + 8, align);
+	} else {
+		obj_off = 0;
+		fp_off = 0;
+		stride = SLAB_ALIGN(size < 8 ? 8 : size, align);
+	}
+	first = SLAB_ALIGN((size_t)SLAB_HDR_SIZE, align);
+	if (first + stride > slab_size) {
+		errno = EINVAL;
+		return NULL;
+	}
+	objects = (slab_size - first) / stride;
+	if (args->max_objects && objects > args->max_objects)
+		objects = args->max_objects;
+
+	if (posix_memalign(&mem, CACHELINE, sizeof(*s))) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	s = mem;
+	memset(s, 0, sizeof(*s));
+	snprintf(s->name, sizeof(s->name), "%s", name ? name : "cache");
+	pthread_mutex_init(&s->slabs_lock, NULL);
+	pthread_mutex_init(&s->locked.lock, NULL);
+	s->fastpath = fastpath;
+	s->kind = (flags & (AK_SLAB_DEBUG | AK_SLAB_STATS)) ? K_HOOKED :
+							       fastpath;
+	s->flags = flags;
+	s->object_size = (unsigned int)size;
+	s->align = (unsigned int)align;
+	s->stride = (unsigned int)stride;
+	s->obj_off = (unsigned int)obj_off;
+	s->fp_off = (unsigned int)fp_off;
+	s->first_off = (unsigned int)first;
+	s->slab_size = (unsigned int)slab_size;
+	s->slab_mask = ~(uintptr_t)(slab_size - 1);
+	s->objects = (unsigned int)objects;
+	s->mode = ak_percpu_mode();
+
+	s->array_limit = args->array_limit ? args->array_limit :
+					     array_default_limit(size);
+	if (s->array_limit > 1024)
+		s->array_limit = 1024;
+	s->array_batch = args->array_batch ? args->array_batch :
+					     (s->array_limit + 1) / 2;
+	if (s->array_batch > s->array_limit)
+		s->array_batch = s->array_limit;
+	s->sheaf_cap = args->sheaf_capacity ? args->sheaf_capacity : 32;
+	if (s->sheaf_cap > 1024)
+		s->sheaf_cap = 1024;
+	s->barn_max = args->barn_max ? args->barn_max : 10;
+	s->locked_batch = args->locked_batch ? args->locked_batch : 64;
+	if (s->locked_batch > 1024)
+		s->locked_batch = 1024;
+
+	pthread_once(&topo_once, topo_init);
+	s->nr_nodes = topo_nr_nodes;
+	s->nodes = calloc(s->nr_nodes, sizeof(*s->nodes));
+	s->stats = ak_percpu_alloc(AK_SLAB_NR_STATS * sizeof(uint64_t),
+				   CACHELINE);
+	if (!s->nodes || !s->stats)
+		goto nomem;
+	for (i = 0; i < s->nr_nodes; i++) {
+		pthread_mutex_init(&s->nodes[i].lock, NULL);
+		pthread_mutex_init(&s->nodes[i].barn_lock, NULL);
+	}
+	switch (fastpath) {
+	case AK_SLAB_SLUB_TID:
+	case AK_SLAB_SLUB_LOCAL:
+	case AK_SLAB_RSEQ_LIST:
+		s->cpu = ak_percpu_alloc(sizeof(struct fl_cpu), CACHELINE);
+		if (!s->cpu)
+			goto nomem;
+		fl_init(s);
+		break;
+	case AK_SLAB_ARRAY:
+		s->cpu = ak_percpu_alloc(ak_percpu_array_size(s->array_limit),
+					 CACHELINE);
+		if (!s->cpu)
+			goto nomem;
+		break;
+	case AK_SLAB_SHEAF:
+		s->cpu = ak_percpu_alloc(sizeof(struct sheaf_cpu), CACHELINE);
+		if (!s->cpu)
+			goto nomem;
+		break;
+	default:
+		break;
+	}
+	return s;
+nomem:
+	cache_free(s);
+	errno = ENOMEM;
+	return NULL;
+}
+
+struct ak_kmem_cache *ak_kmem_cache_create(const char *name, size_t size,
+					   size_t align, unsigned int flags,
+					   enum ak_slab_fastpath fastpath)
+{
+	return ak_kmem_cache_create_args(name, size, align, flags, fastpath,
+					 NULL);
+}
+
+void ak_kmem_cache_shrink(struct ak_kmem_cache *s)
+{
+	struct ak_slab *sl;
+	union slab_fc f;
+
+	switch (s->fastpath) {
+	case AK_SLAB_SLUB_TID:
+	case AK_SLAB_SLUB_LOCAL:
+	case AK_SLAB_RSEQ_LIST:
+		fl_drain(s);
+		break;
+	case AK_SLAB_ARRAY:
+		array_drain(s);
+		break;
+	case AK_SLAB_SHEAF:
+		sheaf_drain(s);
+		break;
+	default:
+		locked_drain(s);
+		break;
+	}
+	/* no slab stays frozen */
+	pthread_mutex_lock(&s->slabs_lock);
+	sl = s->all_slabs;
+	pthread_mutex_unlock(&s->slabs_lock);
+	for (; sl; sl = sl->all_next) {
+		f = slab_fc_read(sl);
+		if (CNT_OWNER(f.counters))
+			slab_unfreeze(s, sl, CNT_OWNER(f.counters));
+	}
+}
+
+int ak_kmem_cache_destroy(struct ak_kmem_cache *s)
+{
+	struct ak_slab *sl, *next;
+	long live;
+
+	if (!s)
+		return 0;
+	ak_kmem_cache_shrink(s);
+	live = ak_kmem_cache_audit(s);
+	if (live) {
+		if (live > 0)
+			slab_report(s, "destroy: %ld objects remaining; cache kept",
+				    live);
+		else
+			slab_report(s, "destroy: cache inconsistent; cache kept");
+		errno = EBUSY;
+		return -1;
+	}
+	for (sl = s->all_slabs; sl; sl = next) {
+		next = sl->all_next;
+		slab_registry_del(sl);
+		/* leave no poisoned shadow behind for the next mapping */
+		slab_asan_unpoison(sl, s->slab_size);
+		munmap(sl, s->slab_size);
+	}
+	cache_free(s);
+	return 0;
+}
+
+/* ---- statistics and report ---- */
+
+void ak_kmem_cache_stats(struct ak_kmem_cache *s,
+			 uint64_t out[AK_SLAB_NR_STATS])
+{
+	unsigned int cpu, i;
+
+	memset(out, 0, AK_SLAB_NR_STATS * sizeof(uint64_t));
+	ak_for_each_cpu(cpu) {
+		uint64_t *c = ak_per_cpu_ptr(s->stats, cpu);
+
+		for (i = 0; i < AK_SLAB_NR_STATS; i++)
+			out[i] += __atomic_load_n(&c[i], __ATOMIC_RELAXED);
+	}
+}
+
+static const char *how(enum ak_slab_fastpath fp, enum ak_percpu_mode m)
+{
+	bool rseq = m == AK_PERCPU_RSEQ || m == AK_PERCPU_RSEQ_MM_CID;
+
+	switch (fp) {
+	case AK_SLAB_SLUB_TID:
+		return rseq ? "this_cpu_cmpxchg128 of {freelist, tid}: rseq section, 16-byte commit" :
+		       m == AK_PERCPU_ATOMIC ? "this_cpu_cmpxchg128 of {freelist, tid}: SMP-safe cmpxchg128 on sched_getcpu()'s slot" :
+		       "this_cpu_cmpxchg128 of {freelist, tid}: cmpxchg128_local on the thread's slot";
+	case AK_SLAB_SLUB_LOCAL:
+		return rseq ? "cmpxchg_double_local inside an rseq section (this_cpu_cmpxchg_double): a bare _local op would race other threads of the CPU" :
+		       m == AK_PERCPU_ATOMIC ? "cmpxchg_double, the SMP-safe form, on the slot pinned once (cmpxchg_local is not safe across CPUs)" :
+		       "cmpxchg_double_local on the thread's pinned slot";
+	case AK_SLAB_RSEQ_LIST:
+		return rseq ? "this_cpu_list_pop/push: one rseq section each, no tid" :
+		       m == AK_PERCPU_ATOMIC ? "this_cpu_list_pop/push fallback: SMP-safe cmpxchg128 of {head, seq}" :
+		       "this_cpu_list_pop/push fallback: cmpxchg128_local of {head, seq}";
+	case AK_SLAB_ARRAY:
+		return rseq ? "this_cpu_array_pop/push: one rseq section each" :
+		       "this_cpu_array_pop/push fallback: per-copy try-lock";
+	case AK_SLAB_SHEAF:
+		return rseq ? "main sheaf taken by this_cpu_xchg, put back by this_cpu_cmpxchg (rseq sections)" :
+		       m == AK_PERCPU_ATOMIC ? "main sheaf taken by this_cpu_xchg, put back by this_cpu_cmpxchg (SMP-safe cmpxchg) with acquire/release fences" :
+		       "main sheaf taken by this_cpu_xchg, put back by this_cpu_cmpxchg (_local cmpxchg)";
+	default:
+		return "one pthread mutex per cache";
+	}
+}
+
+void ak_kmem_cache_info(struct ak_kmem_cache *s,
+			struct ak_kmem_cache_info *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->name = s->name;
+	out->fastpath = (enum ak_slab_fastpath)s->fastpath;
+	out->fastpath_name = ak_slab_fastpath_name(out->fastpath);
+	out->mode = s->mode;
+	out->mode_name = ak_percpu_mode_name(s->mode);
+	out->how = how(out->fastpath, s->mode);
+	out->flags = s->flags;
+	out->object_size = s->object_size;
+	out->align = s->align;
+	out->stride = s->stride;
+	out->slab_size = s->slab_size;
+	out->objects_per_slab = s->objects;
+	out->nr_nodes = s->nr_nodes;
+	out->nr_slabs = __atomic_load_n(&s->nr_slabs, __ATOMIC_RELAXED);
+}
+
+int ak_kmem_cache_describe(struct ak_kmem_cache *s, char *buf, size_t len)
+{
+	struct ak_kmem_cache_info i;
+
+	ak_kmem_cache_info(s, &i);
+	return snprintf(buf, len,
+			"%s: %s on %s (%s), size %zu align %zu stride %zu, %zu per %zu-byte slab%s%s",
+			i.name, i.fastpath_name, i.mode_name, i.how,
+			i.object_size, i.align, i.stride, i.objects_per_slab,
+			i.slab_size, i.flags & AK_SLAB_DEBUG ? ", debug" : "",
+			i.flags & AK_SLAB_STATS ? ", stats" : "");
+}
+
+void ak_kmem_cache_print_stats(struct ak_kmem_cache *s, FILE *f)
+{
+	uint64_t st[AK_SLAB_NR_STATS];
+	char line[512];
+	unsigned int i;
+
+	ak_kmem_cache_describe(s, line, sizeof(line));
+	fprintf(f, "%s\n", line);
+	fprintf(f, "  slabs %lu\n", __atomic_load_n(&s->nr_slabs,
+						     __ATOMIC_RELAXED));
+	ak_kmem_cache_stats(s, st);
+	for (i = 0; i < AK_SLAB_NR_STATS; i++)
+		fprintf(f, "  %-20s %llu\n", stat_names[i],
+			(unsigned long long)st[i]);
+}
+
+/* ---- audit ---- */
+
+struct audit {
+	struct ak_slab **slabs;
+	unsigned char **seen;
+	size_t nr;
+	long errors;
+};
+
+static int slab_cmp(const void *a, const void *b)
+{
+	uintptr_t x = (uintptr_t)*(struct ak_slab *const *)a;
+	uintptr_t y = (uintptr_t)*(struct ak_slab *const *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Mark fp free; false (and an error) if it is no object or seen before. */
+static bool audit_mark(struct ak_kmem_cache *s, struct audit *a, void *fp,
+		       const char *where)
+{
+	struct ak_slab *key = fp_slab(s, fp), **hit;
+	char *obj = fp_to_obj(s, fp);
+	size_t lo = 0, hi = a->nr, mid, idx;
+	ptrdiff_t off;
+
+	hit = NULL;
+	while (lo < hi) {
+		mid = (lo + hi) / 2;
+		if (a->slabs[mid] == key) {
+			hit = &a->slabs[mid];
+			break;
+		}
+		if ((uintptr_t)a->slabs[mid] < (uintptr_t)key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!hit) {
+		slab_report(s, "audit: %p on %s is in no slab of the cache",
+			    obj, where);
+		a->errors++;
+		return false;
+	}
+	off = obj - (*hit)->first - s->obj_off;
+	if (off < 0 || off % s->stride ||
+	    (idx = (size_t)off / s->stride) >= (*hit)->objects) {
+		slab_report(s, "audit: %p on %s is not an object start",
+			    obj, where);
+		a->errors++;
+		return false;
+	}
+	if (a->seen[hit - a->slabs][idx]++) {
+		slab_report(s, "audit: object %p free twice (again on %s)",
+			    obj, where);
+		a->errors++;
+		return false;
+	}
+	return true;
+}
+
+static void audit_visit(struct ak_kmem_cache *s, void *fp, void *arg)
+{
+	audit_mark(s, arg, fp, "a per-CPU structure or store");
+}
+
+long ak_kmem_cache_audit(struct ak_kmem_cache *s)
+{
+	struct audit a = { 0 };
+	struct ak_slab *sl;
+	long live = 0;
+	size_t i, k;
+
+	pthread_mutex_lock(&s->slabs_lock);
+	a.nr = s->nr_slabs;
+	a.slabs = calloc(a.nr + 1, sizeof(*a.slabs));
+	a.seen = calloc(a.nr + 1, sizeof(*a.seen));
+	for (i = 0, sl = s->all_slabs; a.slabs && sl && i < a.nr;
+	     sl = sl->all_next)
+		a.slabs[i++] = sl;
+	pthread_mutex_unlock(&s->slabs_lock);
+	if (!a.slabs || !a.seen) {
+		free(a.slabs);
+		free(a.seen);
+		slab_report(s, "audit: out of memory");
+		return -1;
+	}
+	qsort(a.slabs, a.nr, sizeof(*a.slabs), slab_cmp);
+	for (i = 0; i < a.nr; i++) {
+		a.seen[i] = calloc(a.slabs[i]->objects, 1);
+		if (!a.seen[i])
+			a.errors++;
+	}
+	if (a.errors)
+		goto out;
+	for (i = 0; i < a.nr; i++) {
+		union slab_fc f = slab_fc_read(a.slabs[i]);
+		unsigned long n = 0;
+		void *fp;
+
+		for (fp = f.freelist; fp && n <= a.slabs[i]->objects;
+		     fp = fp_next(fp), n++)
+			if (!audit_mark(s, &a, fp, "a slab freelist"))
+				break;
+		if (fp) {
+			a.errors++;
+			continue;
+		}
+		if (CNT_INUSE(f.counters) + n != a.slabs[i]->objects) {
+			slab_report(s, "audit: slab %p: inuse %u + %lu free != %u objects",
+				    (void *)a.slabs[i], CNT_INUSE(f.counters),
+				    n, a.slabs[i]->objects);
+			a.errors++;
+		}
+	}
+	slab_visit_cached(s, audit_visit, &a);
+	for (i = 0; i < a.nr; i++)
+		for (k = 0; k < a.slabs[i]->objects; k++)
+			live += !a.seen[i][k];
+out:
+	for (i = 0; i < a.nr; i++)
+		free(a.seen[i]);
+	free(a.seen);
+	free(a.slabs);
+	return a.errors ? -1 : live;
+}

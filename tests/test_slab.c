@@ -1,0 +1,1080 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The slab cache: every design in every per-CPU mode.  main() runs the
+ * suite once per mode in a child process (the mode is fixed per process),
+ * as test_percpu does; within a mode each test runs once per design.
+ *
+ * No object may be handed out twice: the tests claim each object they get
+ * by compare-and-exchanging a token into it, which fails if another
+ * holder's token is still there; and none may be lost: every cache is
+ * audited (each free object in exactly one place, the slab counters
+ * agreeing) and destroyed, which fails while any object is unaccounted.
+ *
+ * Built twice: plainly, and as test_slab_stress with AK_SLAB_STRESS and
+ * AK_RSEQ_STRESS, where every window between a snapshot and its commit
+ * (slab code and rseq sections) is widened; that build runs the stress
+ * tests only.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <atomkit/slab.h>
+#include "ak_test.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+# define ASAN 1
+#elif defined(__has_feature)
+# if __has_feature(address_sanitizer)
+#  define ASAN 1
+# endif
+#endif
+#ifdef ASAN
+/* the allocation-failure test needs malloc to fail, not to abort */
+const char *__asan_default_options(void);
+const char *__asan_default_options(void)
+{
+	return "allocator_may_return_null=1";
+}
+#endif
+
+#define NTHREADS	8
+#ifdef AK_SLAB_STRESS
+/* every window is widened, a yield in one of eight: fewer ops suffice */
+# define ITERS		30000UL		/* per thread, per stress run */
+# define DEBUG_ITERS	10000UL
+#else
+# define ITERS		200000UL
+# define DEBUG_ITERS	40000UL
+#endif
+#define HOLD		48		/* most objects a stress thread holds */
+#define MAILBOX		64		/* slots for handing objects over */
+#define MIGRATE_EVERY	500		/* ops between affinity changes */
+#define STRESS_SIZE	72
+#define WATCHDOG_S	300		/* a stress run that hangs fails */
+
+static enum ak_percpu_mode mode;
+
+/* ---- reports ---- */
+
+static unsigned long nreports;
+static char last_report[512];
+static pthread_mutex_t report_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void on_report(const char *msg, void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&report_lock);
+	nreports++;
+	snprintf(last_report, sizeof(last_report), "%s", msg);
+	pthread_mutex_unlock(&report_lock);
+}
+
+static unsigned long reports(void)
+{
+	unsigned long n;
+
+	pthread_mutex_lock(&report_lock);
+	n = nreports;
+	pthread_mutex_unlock(&report_lock);
+	return n;
+}
+
+static void expect_report(unsigned long before, const char *what)
+{
+	if (reports() <= before)
+		fail_msg("no report for %s", what);
+	print_message("# reported: %s\n", last_report);
+}
+
+static uint64_t stat_of(struct ak_kmem_cache *s, enum ak_slab_stat i)
+{
+	uint64_t st[AK_SLAB_NR_STATS];
+
+	ak_kmem_cache_stats(s, st);
+	return st[i];
+}
+
+/* ---- per-test design ---- */
+
+static enum ak_slab_fastpath design(void **state)
+{
+	return (enum ak_slab_fastpath)(intptr_t)*state;
+}
+
+static struct ak_kmem_cache *make(void **state, size_t size, size_t align,
+				  unsigned int flags)
+{
+	struct ak_kmem_cache *s = ak_kmem_cache_create(
+		ak_slab_fastpath_name(design(state)), size, align, flags,
+		design(state));
+
+	assert_non_null(s);
+	return s;
+}
+
+static void destroy_clean(struct ak_kmem_cache *s)
+{
+	long live = ak_kmem_cache_audit(s);
+
+	if (live)
+		fail_msg("audit: %ld objects unaccounted for", live);
+	assert_int_equal(ak_kmem_cache_destroy(s), 0);
+}
+
+static int ptr_cmp(const void *a, const void *b)
+{
+	uintptr_t x = (uintptr_t)*(void *const *)a, y = (uintptr_t)*(void *const *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* No two of p[0..n) overlap as size-byte objects. */
+static void assert_distinct(void **p, size_t n, size_t size)
+{
+	void **q = malloc(n * sizeof(*q));
+	size_t i;
+
+	assert_non_null(q);
+	memcpy(q, p, n * sizeof(*q));
+	qsort(q, n, sizeof(*q), ptr_cmp);
+	for (i = 1; i < n; i++)
+		if ((char *)q[i - 1] + size > (char *)q[i])
+			fail_msg("objects %p and %p overlap", q[i - 1], q[i]);
+	free(q);
+}
+
+static uint64_t rnd(uint64_t *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return *x;
+}
+
+/* ---- single thread ---- */
+
+static void test_basic(void **state)
+{
+	enum { N = 5000 };
+	struct ak_kmem_cache *s = make(state, 64, 0, 0);
+	struct ak_kmem_cache_info info;
+	static void *p[N];
+	char line[512];
+	size_t i;
+
+	ak_kmem_cache_info(s, &info);
+	ak_kmem_cache_describe(s, line, sizeof(line));
+	print_message("# %s\n", line);
+	assert_int_equal(info.mode, ak_percpu_mode());
+	assert_string_equal(info.mode_name, ak_percpu_mode_name(mode));
+	assert_int_equal(info.fastpath, design(state));
+	assert_non_null(info.how);
+	for (i = 0; i < N; i++) {
+		p[i] = ak_kmem_cache_alloc(s, 0);
+		assert_non_null(p[i]);
+		assert_int_equal((uintptr_t)p[i] % 8, 0);
+		memset(p[i], (int)i, 64);
+	}
+	assert_distinct(p, N, 64);
+	assert_int_equal(ak_kmem_cache_audit(s), N);
+	for (i = 0; i < N; i += 2)
+		ak_kmem_cache_free(s, p[i]);
+	for (i = 0; i < N; i += 2)
+		assert_non_null(p[i] = ak_kmem_cache_alloc(s, 0));
+	assert_distinct(p, N, 64);
+	for (i = 0; i < N; i++)
+		ak_kmem_cache_free(s, p[i]);
+	ak_kmem_cache_free(s, NULL);
+	destroy_clean(s);
+}
+
+static void test_align_zero(void **state)
+{
+	static const size_t sizes[] = { 1, 8, 24, 64, 100, 200, 4096, 5000,
+					16384 };
+	static const size_t aligns[] = { 0, 8, 16, 64, 256, 4096 };
+	enum { N = 40 };
+	void *p[N];
+	size_t i, j, k, b;
+
+	for (i = 0; i < AK_ARRAY_SIZE(sizes); i++) {
+		for (j = 0; j < AK_ARRAY_SIZE(aligns); j++) {
+			size_t al = aligns[j] ? aligns[j] : 8;
+			struct ak_kmem_cache *s = make(state, sizes[i],
+						       aligns[j], 0);
+
+			for (k = 0; k < N; k++) {
+				p[k] = ak_kmem_cache_alloc(s, 0);
+				assert_non_null(p[k]);
+				if ((uintptr_t)p[k] % al)
+					fail_msg("size %zu align %zu: %p",
+						 sizes[i], al, p[k]);
+				memset(p[k], 0xff, sizes[i]);
+			}
+			assert_distinct(p, N, sizes[i]);
+			for (k = 0; k < N; k++)
+				ak_kmem_cache_free(s, p[k]);
+			for (k = 0; k < N; k++) {
+				p[k] = ak_kmem_cache_alloc(s, AK_GFP_ZERO);
+				assert_non_null(p[k]);
+				for (b = 0; b < sizes[i]; b++)
+					if (((unsigned char *)p[k])[b])
+						fail_msg("size %zu: byte %zu not zeroed",
+							 sizes[i], b);
+			}
+			for (k = 0; k < N; k++)
+				ak_kmem_cache_free(s, p[k]);
+			destroy_clean(s);
+		}
+	}
+	/* cache-line alignment by flag */
+	{
+		struct ak_kmem_cache *s = make(state, 40, 0,
+					       AK_SLAB_HWCACHE_ALIGN);
+
+		for (k = 0; k < N; k++) {
+			p[k] = ak_kmem_cache_alloc(s, 0);
+			assert_int_equal((uintptr_t)p[k] % 64, 0);
+		}
+		for (k = 0; k < N; k++)
+			ak_kmem_cache_free(s, p[k]);
+		destroy_clean(s);
+	}
+}
+
+static void test_bulk(void **state)
+{
+	enum { MAXN = 700, ROUNDS = 300 };
+	struct ak_kmem_cache *s = make(state, 128, 0, 0);
+	static void *p[MAXN], *keep[MAXN];
+	uint64_t x = 0x9e3779b97f4a7c15ull, cpu, part, newn, objs;
+	size_t r, i, n, nkeep = 0, b;
+
+	for (r = 0; r < ROUNDS; r++) {
+		ak_gfp_t fl = r % 3 ? 0 : AK_GFP_ZERO;
+
+		n = 1 + rnd(&x) % (r % 10 ? 64 : MAXN);
+		assert_int_equal(ak_kmem_cache_alloc_bulk(s, fl, n, p), (int)n);
+		for (i = 0; i < n; i++) {
+			assert_non_null(p[i]);
+			if (fl)
+				for (b = 0; b < 128; b++)
+					assert_int_equal(((unsigned char *)p[i])[b], 0);
+			memset(p[i], 0x5a, 128);
+		}
+		assert_distinct(p, n, 128);
+		/* shuffle, free part in bulk, part singly, keep some */
+		for (i = n; i > 1; i--) {
+			size_t j = rnd(&x) % i;
+			void *t = p[i - 1];
+
+			p[i - 1] = p[j];
+			p[j] = t;
+		}
+		i = rnd(&x) % (n + 1);
+		ak_kmem_cache_free_bulk(s, i, p);
+		for (; i < n; i++) {
+			if (nkeep < MAXN && rnd(&x) % 4 == 0)
+				keep[nkeep++] = p[i];
+			else
+				ak_kmem_cache_free(s, p[i]);
+		}
+		if (nkeep > MAXN / 2) {
+			ak_kmem_cache_free_bulk(s, nkeep, keep);
+			nkeep = 0;
+		}
+	}
+	assert_int_equal(ak_kmem_cache_alloc_bulk(s, 0, 0, p), 0);
+	ak_kmem_cache_free_bulk(s, nkeep, keep);
+	cpu = stat_of(s, AK_SLAB_BULK_ALLOC_CPU);
+	part = stat_of(s, AK_SLAB_BULK_ALLOC_PARTIAL);
+	newn = stat_of(s, AK_SLAB_BULK_ALLOC_NEW);
+	objs = stat_of(s, AK_SLAB_BULK_ALLOC_OBJS);
+	print_message("# bulk: %llu objects: %llu%% per-CPU, %llu%% partial, %llu%% new slabs\n",
+		      (unsigned long long)objs,
+		      (unsigned long long)(cpu * 100 / objs),
+		      (unsigned long long)(part * 100 / objs),
+		      (unsigned long long)(newn * 100 / objs));
+	assert_int_equal(cpu + part + newn, objs);
+	assert_int_equal(stat_of(s, AK_SLAB_BULK_ALLOC), ROUNDS);
+	destroy_clean(s);
+}
+
+/* ---- threads: no object twice, none lost ---- */
+
+#define FREE_MARK	0x0f0f0f0f0f0f0f0full
+#define POISON64	0x6b6b6b6b6b6b6b6bull
+#define TOKEN_TAG	0xa5ull
+
+struct held {
+	uint64_t *p;
+	uint64_t tok;
+};
+
+struct stress {
+	struct ak_kmem_cache *s;
+	unsigned long iters;
+	bool migrate;
+	int nallowed;
+	cpu_set_t allowed;
+	void *mailbox[MAILBOX];
+	unsigned long dups, corrupt, nulls;
+	pthread_barrier_t go;
+};
+
+static bool is_token(uint64_t v)
+{
+	return (v >> 56) == TOKEN_TAG;
+}
+
+#define LAST(p)		((p)[STRESS_SIZE / 8 - 1])
+
+/* Take ownership; a live token of someone else means handed out twice. */
+static bool claim(struct stress *st, uint64_t *p, uint64_t tok)
+{
+	uint64_t cur = __atomic_load_n(&p[1], __ATOMIC_ACQUIRE);
+
+	if (is_token(cur) ||
+	    !__atomic_compare_exchange_n(&p[1], &cur, tok, false,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		__atomic_fetch_add(&st->dups, 1, __ATOMIC_RELAXED);
+		fprintf(stderr, "# object %p handed out twice (token %#llx)\n",
+			(void *)p, (unsigned long long)cur);
+		return false;
+	}
+	LAST(p) = tok;
+	return true;
+}
+
+static void release(struct stress *st, uint64_t *p, uint64_t tok)
+{
+	if (p[1] != tok || LAST(p) != tok) {
+		__atomic_fetch_add(&st->corrupt, 1, __ATOMIC_RELAXED);
+		fprintf(stderr, "# object %p: token %#llx/%#llx, want %#llx\n",
+			(void *)p, (unsigned long long)p[1],
+			(unsigned long long)LAST(p), (unsigned long long)tok);
+	}
+	__atomic_store_n(&p[1], FREE_MARK, __ATOMIC_RELEASE);
+}
+
+static void migrate(struct stress *st, unsigned long i, int self)
+{
+	cpu_set_t one;
+	int k, n = (int)((i / MIGRATE_EVERY + (unsigned long)self) %
+			 (unsigned long)st->nallowed), c;
+
+	for (c = 0, k = -1; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &st->allowed) && ++k == n)
+			break;
+	CPU_ZERO(&one);
+	CPU_SET(c, &one);
+	sched_setaffinity(0, sizeof(one), &one);
+}
+
+struct targ {
+	struct stress *st;
+	int self;
+};
+
+static void *stress_thread(void *arg)
+{
+	struct targ *ta = arg;
+	struct stress *st = ta->st;
+	struct ak_kmem_cache *s = st->s;
+	struct held held[HOLD];
+	uint64_t x = 0x2545f4914f6cdd1dull * (uint64_t)(ta->self + 1);
+	uint64_t seq = 0;
+	/* small holds recycle objects fast: pop A, pop B, push A is common */
+	int n = 0, k, hold = 2 + 6 * ta->self;
+	unsigned long i;
+
+#define TOKEN()	((TOKEN_TAG << 56) | ((uint64_t)ta->self << 40) | (++seq & 0xffffffffffull))
+	pthread_barrier_wait(&st->go);
+	for (i = 0; i < st->iters; i++) {
+		unsigned int r = (unsigned int)(rnd(&x) % 100);
+		uint64_t *p;
+
+		/* after the first error the lists may be cycles: stop */
+		if (i % 64 == 0 && (__atomic_load_n(&st->dups, __ATOMIC_RELAXED) ||
+				    __atomic_load_n(&st->corrupt, __ATOMIC_RELAXED)))
+			return NULL;
+
+		if (st->migrate && i % MIGRATE_EVERY == 0)
+			migrate(st, i, ta->self);
+		if (r < 45 && n < hold) {
+			p = ak_kmem_cache_alloc(s, r & 1 ? AK_GFP_ZERO : 0);
+			if (!p) {
+				__atomic_fetch_add(&st->nulls, 1, __ATOMIC_RELAXED);
+				continue;
+			}
+			held[n].p = p;
+			held[n].tok = TOKEN();
+			if (claim(st, p, held[n].tok))
+				n++;
+		} else if (r < 88 && n) {
+			int j = (int)(rnd(&x) % (uint64_t)n);
+			struct held h = held[j];
+
+			held[j] = held[--n];
+			if (r < 68) {
+				release(st, h.p, h.tok);
+				ak_kmem_cache_free(s, h.p);
+			} else {
+				/* hand it over: some other thread frees it */
+				uint64_t *q = __atomic_exchange_n(
+					&st->mailbox[rnd(&x) % MAILBOX], h.p,
+					__ATOMIC_ACQ_REL);
+
+				if (q) {
+					release(st, q, q[1]);
+					ak_kmem_cache_free(s, q);
+				}
+			}
+		} else if (r < 94) {
+			void *b[40];
+			size_t m = 1 + rnd(&x) % 40, z;
+			uint64_t toks[40];
+
+			if (ak_kmem_cache_alloc_bulk(s, 0, m, b) != (int)m) {
+				__atomic_fetch_add(&st->nulls, 1, __ATOMIC_RELAXED);
+				continue;
+			}
+			for (z = 0; z < m; z++) {
+				toks[z] = TOKEN();
+				if (!claim(st, b[z], toks[z]))
+					toks[z] = 0;
+			}
+			for (z = 0; z < m; z++)
+				if (toks[z])
+					release(st, b[z], toks[z]);
+			if (r & 1) {
+				ak_kmem_cache_free_bulk(s, m, b);
+			} else {
+				for (z = 0; z < m; z++)
+					ak_kmem_cache_free(s, b[z]);
+			}
+		} else if (n) {
+			/* several of ours at once, in bulk */
+			void *b[HOLD];
+			int m = 1 + (int)(rnd(&x) % (uint64_t)n);
+
+			for (k = 0; k < m; k++) {
+				release(st, held[n - 1 - k].p, held[n - 1 - k].tok);
+				b[k] = held[n - 1 - k].p;
+			}
+			n -= m;
+			ak_kmem_cache_free_bulk(s, (size_t)m, b);
+		}
+	}
+	for (k = 0; k < n; k++) {
+		release(st, held[k].p, held[k].tok);
+		ak_kmem_cache_free(s, held[k].p);
+	}
+	return NULL;
+}
+
+static void stress(void **state, unsigned int flags, bool mig,
+		   unsigned long iters)
+{
+	struct stress *st = calloc(1, sizeof(*st));
+	struct targ ta[NTHREADS];
+	pthread_t th[NTHREADS];
+	unsigned long before = reports();
+	struct timespec deadline;
+	char line[512];
+	int i;
+
+	assert_non_null(st);
+	CPU_ZERO(&st->allowed);
+	sched_getaffinity(0, sizeof(st->allowed), &st->allowed);
+	st->nallowed = CPU_COUNT(&st->allowed);
+	if (mig && st->nallowed < 2) {
+		free(st);
+		ak_skip("migration storm needs 2 CPUs, %d allowed", 1);
+	}
+	st->s = make(state, STRESS_SIZE, 0, flags);
+	st->iters = ak_test_iters(iters);
+	st->migrate = mig;
+	pthread_barrier_init(&st->go, NULL, NTHREADS);
+	for (i = 0; i < NTHREADS; i++) {
+		ta[i].st = st;
+		ta[i].self = i;
+		assert_int_equal(pthread_create(&th[i], NULL, stress_thread,
+						&ta[i]), 0);
+	}
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += WATCHDOG_S;
+	for (i = 0; i < NTHREADS; i++) {
+		int rc = pthread_timedjoin_np(th[i], NULL, &deadline);
+
+		if (rc == ETIMEDOUT) {
+			/* a corrupted list can cycle forever: fail, do not hang */
+			printf("# stress: thread %d still running after %d s (%lu objects handed out twice)\n",
+			       i, WATCHDOG_S, st->dups);
+			fflush(stdout);
+			_exit(3);
+		}
+		assert_int_equal(rc, 0);
+	}
+	if (st->dups || st->corrupt)
+		fail_msg("%lu objects handed out twice, %lu corrupted (cache left as is)",
+			 st->dups, st->corrupt);
+	for (i = 0; i < MAILBOX; i++) {
+		uint64_t *q = st->mailbox[i];
+
+		if (q) {
+			release(st, q, q[1]);
+			ak_kmem_cache_free(st->s, q);
+		}
+	}
+	pthread_barrier_destroy(&st->go);
+	ak_kmem_cache_describe(st->s, line, sizeof(line));
+	print_message("# %s: %llu remote frees, %llu fast retries, %llu slabs, %llu busy\n",
+		      line,
+		      (unsigned long long)stat_of(st->s, AK_SLAB_FREE_REMOTE),
+		      (unsigned long long)stat_of(st->s, AK_SLAB_FAST_RETRY),
+		      (unsigned long long)stat_of(st->s, AK_SLAB_ALLOC_NEW_SLAB),
+		      (unsigned long long)stat_of(st->s, AK_SLAB_PCPU_BUSY));
+	if (st->dups || st->corrupt || st->nulls)
+		fail_msg("%lu objects handed out twice, %lu corrupted, %lu failed allocations",
+			 st->dups, st->corrupt, st->nulls);
+	if (reports() != before)
+		fail_msg("%lu reports, last: %s", reports() - before,
+			 last_report);
+	destroy_clean(st->s);
+	free(st);
+}
+
+static void test_stress(void **state)
+{
+	stress(state, 0, false, ITERS);
+}
+
+static void test_stress_migration(void **state)
+{
+	stress(state, 0, true, ITERS);
+}
+
+static void test_stress_debug(void **state)
+{
+	stress(state, AK_SLAB_DEBUG | AK_SLAB_STATS, true, DEBUG_ITERS);
+}
+
+/* ---- debug mode catches misuse ---- */
+
+static void test_debug_errors(void **state)
+{
+	struct ak_kmem_cache *s = make(state, 40, 0, AK_SLAB_DEBUG);
+	struct ak_kmem_cache *o = make(state, 40, 0, 0);
+	char *p, *q, stack[64];
+	void *m = malloc(64);
+	unsigned long r;
+
+	p = ak_kmem_cache_alloc(s, 0);
+	assert_non_null(p);
+	/* a free object reads poisoned, until zeroed */
+	assert_int_equal((unsigned char)p[0], 0x6b);
+	ak_kmem_cache_free(s, p);
+
+	r = reports();
+	ak_kmem_cache_free(s, p);
+	expect_report(r, "double free");
+	assert_int_equal(stat_of(s, AK_SLAB_DEBUG_DOUBLE_FREE), 1);
+
+	r = reports();
+	ak_kmem_cache_free(s, stack);
+	expect_report(r, "free of a stack address");
+	r = reports();
+	ak_kmem_cache_free(s, m);
+	expect_report(r, "free of malloc memory");
+	q = ak_kmem_cache_alloc(s, 0);
+	r = reports();
+	ak_kmem_cache_free(s, q + 8);
+	expect_report(r, "free of an interior pointer");
+	p = ak_kmem_cache_alloc(o, 0);
+	r = reports();
+	ak_kmem_cache_free(s, p);
+	expect_report(r, "free of another cache's object");
+	ak_kmem_cache_free(o, p);
+	assert_int_equal(stat_of(s, AK_SLAB_DEBUG_BAD_FREE), 4);
+
+#ifndef ASAN
+	/* ASan stops these writes itself: there they are its to catch */
+	r = reports();
+	q[40] = 1;			/* one past the end */
+	ak_kmem_cache_free(s, q);
+	expect_report(r, "right red zone overwrite");
+	assert_int_equal(stat_of(s, AK_SLAB_DEBUG_REDZONE), 1);
+	q = ak_kmem_cache_alloc(s, 0);
+	ak_kmem_cache_free(s, q);
+	r = reports();
+	q[3] = 0;			/* after free */
+	/* a LIFO design hands q straight back: that alloc checks it */
+	p = ak_kmem_cache_alloc(s, 0);
+	ak_kmem_cache_free(s, p);
+	if (p == q)
+		expect_report(r, "write after free");
+	else
+		print_message("# write after free: %p not reused at once\n",
+			      (void *)q);
+#else
+	ak_kmem_cache_free(s, q);
+#endif
+	/* destroy with live objects: reported, cache kept */
+	p = ak_kmem_cache_alloc(s, AK_GFP_ZERO);
+	assert_int_equal(p[39], 0);
+	r = reports();
+	errno = 0;
+	assert_int_equal(ak_kmem_cache_destroy(s), -1);
+	assert_int_equal(errno, EBUSY);
+	expect_report(r, "destroy with a live object");
+	ak_kmem_cache_free(s, p);
+	assert_int_equal(ak_kmem_cache_destroy(s), 0);
+	destroy_clean(o);
+	free(m);
+}
+
+static void test_destroy_live(void **state)
+{
+	struct ak_kmem_cache *s = make(state, 32, 0, 0);
+	void *p[3];
+	unsigned long r = reports();
+
+	assert_int_equal(ak_kmem_cache_alloc_bulk(s, 0, 3, p), 3);
+	assert_int_equal(ak_kmem_cache_audit(s), 3);
+	assert_int_equal(ak_kmem_cache_destroy(s), -1);
+	assert_int_equal(errno, EBUSY);
+	expect_report(r, "destroy with live objects");
+	ak_kmem_cache_free_bulk(s, 3, p);
+	destroy_clean(s);
+}
+
+/* ---- allocation failure: NULL, nothing lost ---- */
+
+static long vm_bytes(void)
+{
+	FILE *f = fopen("/proc/self/statm", "r");
+	long pages = 0;
+
+	if (f) {
+		if (fscanf(f, "%ld", &pages) != 1)
+			pages = 0;
+		fclose(f);
+	}
+	return pages * sysconf(_SC_PAGESIZE);
+}
+
+#define CHILD_CHECK(c)							\
+	do {								\
+		if (!(c)) {						\
+			fprintf(stderr, "# child: %s:%d: %s\n", __FILE__, \
+				__LINE__, #c);				\
+			_exit(1);					\
+		}							\
+	} while (0)
+
+enum { OOM_MAX = 40000, OOM_BULK = 20000 };
+
+/* In a child: the address space capped, or slab mappings refused. */
+static int oom_child(enum ak_slab_fastpath fp)
+{
+	struct ak_kmem_cache *s = ak_kmem_cache_create("oom", 256, 0, 0, fp);
+	void **p = calloc(OOM_MAX, sizeof(*p)), **b = calloc(OOM_BULK,
+							       sizeof(*b));
+	struct rlimit old, rl;
+	size_t n = 0, i;
+	void *probe;
+	long live;
+
+	CHILD_CHECK(s && p && b);
+	for (; n < 100; n++) {
+		p[n] = ak_kmem_cache_alloc(s, 0);
+		CHILD_CHECK(p[n]);
+		memset(p[n], (int)n, 256);
+	}
+	getrlimit(RLIMIT_AS, &old);
+	rl = old;
+	rl.rlim_cur = (rlim_t)vm_bytes() + (2u << 20);
+	CHILD_CHECK(setrlimit(RLIMIT_AS, &rl) == 0);
+	/* qemu-user does not apply RLIMIT_AS */
+	probe = mmap(NULL, 64u << 20, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (probe != MAP_FAILED) {
+		munmap(probe, 64u << 20);
+		return 77;
+	}
+	for (; n < OOM_MAX; n++) {
+		errno = 0;
+		p[n] = ak_kmem_cache_alloc(s, 0);
+		if (!p[n])
+			break;
+		memset(p[n], (int)n, 256);
+	}
+	CHILD_CHECK(n < OOM_MAX);
+	CHILD_CHECK(errno == ENOMEM);
+	/* all or nothing: a bulk call too big for the rest fails whole */
+	CHILD_CHECK(ak_kmem_cache_alloc_bulk(s, 0, OOM_BULK, b) == 0);
+	live = ak_kmem_cache_audit(s);
+	CHILD_CHECK(live == (long)n);
+	for (i = 0; i < n; i++) {
+		size_t k;
+
+		for (k = 0; k < 256; k++)
+			CHILD_CHECK(((unsigned char *)p[i])[k] ==
+				    (unsigned char)i);
+	}
+	/* what is freed under the cap can be had again */
+	ak_kmem_cache_free(s, p[--n]);
+	CHILD_CHECK((p[n] = ak_kmem_cache_alloc(s, 0)) != NULL);
+	n++;
+	setrlimit(RLIMIT_AS, &old);
+	{
+		uint64_t st[AK_SLAB_NR_STATS];
+
+		ak_kmem_cache_stats(s, st);
+		CHILD_CHECK(st[AK_SLAB_OOM] > 0);
+		CHILD_CHECK(st[AK_SLAB_BULK_ALLOC_FAIL] == 1);
+		fprintf(stdout, "# %zu objects before mmap failed, %llu refusals\n",
+			n, (unsigned long long)st[AK_SLAB_OOM]);
+	}
+	CHILD_CHECK(ak_kmem_cache_alloc_bulk(s, 0, OOM_BULK, b) == OOM_BULK);
+	ak_kmem_cache_free_bulk(s, OOM_BULK, b);
+	for (i = 0; i < n; i++)
+		ak_kmem_cache_free(s, p[i]);
+	CHILD_CHECK(ak_kmem_cache_audit(s) == 0);
+	CHILD_CHECK(ak_kmem_cache_destroy(s) == 0);
+	free(p);
+	free(b);
+	return 0;
+}
+
+static void test_oom(void **state)
+{
+	int status;
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(oom_child(design(state)));
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	if (WEXITSTATUS(status) == 77)
+		ak_skip("RLIMIT_AS is not enforced here (qemu-user)");
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+/* ---- kmalloc, in a child: its caches' design is fixed per process ---- */
+
+static int kmalloc_child(enum ak_slab_fastpath fp, unsigned int flags)
+{
+	static void *p[2000];
+	size_t n = 0, i, size;
+	uint64_t x = 88172645463325252ull;
+
+	CHILD_CHECK(ak_kmalloc_set_fastpath(fp, flags) == 0);
+	for (size = 1; size <= AK_KMALLOC_MAX_SIZE; size += 1 + size / 3) {
+		char *q = ak_kmalloc(size, 0);
+		size_t al;
+
+		CHILD_CHECK(q);
+		CHILD_CHECK(ak_ksize(q) >= size);
+		al = ak_ksize(q);
+		if (!(al & (al - 1)))
+			CHILD_CHECK((uintptr_t)q % (al > 4096 ? 4096 : al) == 0);
+		memset(q, 0x33, size);
+		ak_kfree(q);
+		q = ak_kzalloc(size, 0);
+		for (i = 0; i < size; i++)
+			CHILD_CHECK(q[i] == 0);
+		ak_kfree(q);
+	}
+	CHILD_CHECK(ak_kmalloc_set_fastpath(fp, 0) == -1 && errno == EBUSY);
+	CHILD_CHECK(ak_kmalloc(0, 0) == NULL && errno == EINVAL);
+	CHILD_CHECK(ak_kmalloc(AK_KMALLOC_MAX_SIZE + 1, 0) == NULL &&
+		    errno == EINVAL);
+	CHILD_CHECK(ak_kmalloc_cache(0) == NULL);
+	CHILD_CHECK(ak_kmalloc_cache(200) == ak_kmalloc_cache(256));
+	CHILD_CHECK(ak_kmalloc_cache(96) != ak_kmalloc_cache(128));
+	ak_kfree(NULL);
+	for (i = 0; i < 20000; i++) {
+		if (n < AK_ARRAY_SIZE(p) && rnd(&x) % 2) {
+			size = 1 + rnd(&x) % (rnd(&x) % 8 ? 512 : 16384);
+			p[n] = ak_kmalloc(size, 0);
+			CHILD_CHECK(p[n]);
+			memset(p[n], 1, size);
+			n++;
+		} else if (n) {
+			size_t j = rnd(&x) % n;
+
+			ak_kfree(p[j]);
+			p[j] = p[--n];
+		}
+	}
+	while (n)
+		ak_kfree(p[--n]);
+	if (flags & AK_SLAB_DEBUG) {
+		unsigned long before = reports();
+		char stack[16];
+
+		ak_slab_set_report(on_report, NULL);
+		ak_kfree(stack);
+		CHILD_CHECK(reports() == before + 1);
+	}
+	for (size = 8; size <= AK_KMALLOC_MAX_SIZE; size *= 2)
+		CHILD_CHECK(ak_kmem_cache_audit(ak_kmalloc_cache(size)) == 0);
+	return 0;
+}
+
+static void run_child(int (*fn)(enum ak_slab_fastpath, unsigned int),
+		      enum ak_slab_fastpath fp, unsigned int flags)
+{
+	int status;
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(fn(fp, flags));
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+static void test_kmalloc(void **state)
+{
+	run_child(kmalloc_child, design(state), 0);
+	run_child(kmalloc_child, design(state), AK_SLAB_DEBUG);
+}
+
+/* ---- statistics ---- */
+
+static void test_stats(void **state)
+{
+	struct ak_kmem_cache *s = make(state, 256, 0, AK_SLAB_STATS);
+	void *p[100];
+	unsigned int i;
+
+	for (i = 0; i < 100; i++)
+		p[i] = ak_kmem_cache_alloc(s, 0);
+	for (i = 0; i < 100; i++)
+		ak_kmem_cache_free(s, p[i]);
+	assert_int_equal(stat_of(s, AK_SLAB_ALLOC_FAST), 100);
+	assert_int_equal(stat_of(s, AK_SLAB_FREE_FAST), 100);
+	assert_true(stat_of(s, AK_SLAB_ALLOC_SLOW) >= 1);
+	assert_true(stat_of(s, AK_SLAB_ALLOC_NEW_SLAB) >= 1);
+	for (i = 0; i < AK_SLAB_NR_STATS; i++)
+		assert_non_null(ak_slab_stat_name((enum ak_slab_stat)i));
+	assert_null(ak_slab_stat_name(AK_SLAB_NR_STATS));
+	destroy_clean(s);
+}
+
+/* ---- design-independent ---- */
+
+static void test_bad_input(void **state)
+{
+	struct ak_kmem_cache_args args = { .slab_size = 3000 };
+
+	(void)state;
+	errno = 0;
+	assert_null(ak_kmem_cache_create("x", 0, 0, 0, AK_SLAB_SLUB_TID));
+	assert_int_equal(errno, EINVAL);
+	errno = 0;
+	assert_null(ak_kmem_cache_create("x", AK_KMALLOC_MAX_SIZE + 1, 0, 0,
+					 AK_SLAB_SLUB_TID));
+	assert_int_equal(errno, EINVAL);
+	errno = 0;
+	assert_null(ak_kmem_cache_create("x", 64, 24, 0, AK_SLAB_ARRAY));
+	assert_int_equal(errno, EINVAL);
+	errno = 0;
+	assert_null(ak_kmem_cache_create("x", 64, 3, 0, AK_SLAB_ARRAY));
+	assert_int_equal(errno, EINVAL);
+	errno = 0;
+	assert_null(ak_kmem_cache_create("x", 64, 8192, 0, AK_SLAB_ARRAY));
+	assert_int_equal(errno, EINVAL);
+	errno = 0;
+	assert_null(ak_kmem_cache_create("x", 64, 0, 0x100,
+					 AK_SLAB_LOCKED));
+	assert_int_equal(errno, EINVAL);
+	errno = 0;
+	assert_null(ak_kmem_cache_create("x", 64, 0, 0,
+					 AK_SLAB_NR_FASTPATHS));
+	assert_int_equal(errno, EINVAL);
+	errno = 0;
+	assert_null(ak_kmem_cache_create_args("x", 64, 0, 0, AK_SLAB_SHEAF,
+					      &args));
+	assert_int_equal(errno, EINVAL);
+	assert_int_equal(ak_slab_fastpath_parse("sheaf"), AK_SLAB_SHEAF);
+	assert_int_equal(ak_slab_fastpath_parse("nope"), -1);
+	assert_null(ak_slab_fastpath_name(AK_SLAB_NR_FASTPATHS));
+	assert_int_equal(ak_kmem_cache_destroy(NULL), 0);
+}
+
+/* A small slab with few objects: the slab layer's edges get exercised. */
+static void test_small_slabs(void **state)
+{
+	struct ak_kmem_cache_args args = { .slab_size = 4096,
+					   .max_objects = 5,
+					   .array_limit = 4,
+					   .sheaf_capacity = 3,
+					   .barn_max = 1,
+					   .locked_batch = 2 };
+	struct ak_kmem_cache *s = ak_kmem_cache_create_args(
+		"small", 200, 64, 0, design(state), &args);
+	struct ak_kmem_cache_info info;
+	static void *p[300];
+	unsigned int r, i, n = 0;
+	uint64_t x = 77;
+
+	assert_non_null(s);
+	ak_kmem_cache_info(s, &info);
+	assert_int_equal(info.objects_per_slab, 5);
+	for (r = 0; r < 20000; r++) {
+		if (n < AK_ARRAY_SIZE(p) && rnd(&x) % 2) {
+			assert_non_null(p[n] = ak_kmem_cache_alloc(s, 0));
+			assert_int_equal((uintptr_t)p[n] % 64, 0);
+			n++;
+		} else if (n) {
+			i = (unsigned int)(rnd(&x) % n);
+			ak_kmem_cache_free(s, p[i]);
+			p[i] = p[--n];
+		}
+	}
+	assert_distinct(p, n, 200);
+	assert_int_equal(ak_kmem_cache_audit(s), n);
+	ak_kmem_cache_free_bulk(s, n, p);
+	ak_kmem_cache_shrink(s);
+	destroy_clean(s);
+}
+
+struct test_def {
+	const char *name;
+	CMUnitTestFunction fn;
+};
+
+static const struct test_def per_design[] = {
+	{ "basic", test_basic },
+	{ "align_zero", test_align_zero },
+	{ "bulk", test_bulk },
+	{ "small_slabs", test_small_slabs },
+	{ "stats", test_stats },
+	{ "stress", test_stress },
+	{ "stress_migration", test_stress_migration },
+	{ "stress_debug", test_stress_debug },
+	{ "debug_errors", test_debug_errors },
+	{ "destroy_live", test_destroy_live },
+	{ "oom", test_oom },
+	{ "kmalloc", test_kmalloc },
+};
+
+#define NTESTS	(1 + AK_ARRAY_SIZE(per_design) * AK_SLAB_NR_FASTPATHS)
+
+static struct CMUnitTest tests[NTESTS];
+static char names[NTESTS][64];
+static size_t ntests_built;
+
+static void build_tests(void)
+{
+	size_t i, d, k = 0;
+
+	tests[k].name = "bad_input";
+	tests[k++].test_func = test_bad_input;
+	for (d = 0; d < AK_SLAB_NR_FASTPATHS; d++)
+		for (i = 0; i < AK_ARRAY_SIZE(per_design); i++, k++) {
+#ifdef AK_SLAB_STRESS
+			if (strncmp(per_design[i].name, "stress", 6)) {
+				k--;
+				continue;
+			}
+#endif
+			snprintf(names[k], sizeof(names[k]), "%s: %s",
+				 ak_slab_fastpath_name((enum ak_slab_fastpath)d),
+				 per_design[i].name);
+			tests[k].name = names[k];
+			tests[k].test_func = per_design[i].fn;
+			tests[k].initial_state = (void *)(intptr_t)d;
+		}
+	ntests_built = k;
+}
+
+/* The suite in one mode, in a child; its TAP lines come through a pipe. */
+static int run_mode(enum ak_percpu_mode m, unsigned int *ntests)
+{
+	char line[1024], group[64];
+	const char *why = NULL;
+	int fds[2], status, failed = 0;
+	FILE *in;
+	pid_t pid;
+
+	snprintf(group, sizeof(group), "slab[%s]", ak_percpu_mode_name(m));
+	if (!ak_percpu_mode_available(m, &why)) {
+		size_t i;
+
+		for (i = 0; i < ntests_built; i++)
+			printf("ok - %s: %s # SKIP skipped: %s\n", group,
+			       tests[i].name, why);
+		*ntests += ntests_built;
+		return 0;
+	}
+	fflush(stdout);
+	if (pipe(fds) || (pid = fork()) < 0) {
+		printf("not ok - %s: fork: %s\n", group, strerror(errno));
+		++*ntests;
+		return 1;
+	}
+	if (pid == 0) {
+		close(fds[0]);
+		dup2(fds[1], 1);
+		if (ak_percpu_set_mode(m)) {
+			printf("not ok - %s: set_mode: %s\n", group,
+			       strerror(errno));
+			exit(1);
+		}
+		mode = m;
+		ak_slab_set_report(on_report, NULL);
+		exit(ak_test_run(group, tests, ntests_built, false) ? 1 : 0);
+	}
+	close(fds[1]);
+	in = fdopen(fds[0], "r");
+	while (fgets(line, sizeof(line), in)) {
+		fputs(line, stdout);
+		fflush(stdout);
+		if (!strncmp(line, "ok ", 3) || !strncmp(line, "not ok ", 7))
+			++*ntests;
+		if (!strncmp(line, "not ok ", 7))
+			failed++;
+	}
+	fclose(in);
+	waitpid(pid, &status, 0);
+	if (!WIFEXITED(status) || (WEXITSTATUS(status) && !failed)) {
+		printf("not ok - %s: child died (status %#x)\n", group, status);
+		++*ntests;
+		failed++;
+	}
+	return failed;
+}
+
+int main(int argc, char **argv)
+{
+	unsigned int ntests = 0;
+	int m, failed = 0;
+
+	(void)argc;
+	(void)argv;
+	build_tests();
+	for (m = 0; m < AK_PERCPU_NR_MODES; m++)
+		failed += run_mode((enum ak_percpu_mode)m, &ntests);
+	printf("1..%u\n", ntests);
+	return failed ? 1 : 0;
+}
