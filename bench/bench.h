@@ -33,7 +33,8 @@ int akb_emulated(const char **why);
 	S(casfail)		\
 	S(contention)		\
 	S(cacheline)		\
-	S(xcheck)
+	S(xcheck)		\
+	S(slab)
 
 #define AKB_SUITE_DECL(s) void akb_suite_##s(void);
 AKB_SUITES(AKB_SUITE_DECL)

@@ -33,6 +33,8 @@ static const char usage[] =
 	"        thread counts of the contention sweep (default 1, 2, 4 ...\n"
 	"        up to the PUs, then twice the PUs)\n"
 	"  --list-placements   print the placement classes found and exit\n"
+	"  --describe          print the machine and build description (the\n"
+	"                      run context) as one JSON object and exit\n"
 	"  --help              this text, then Google Benchmark's flags\n"
 	"\n"
 	"Google Benchmark's own flags work as usual: --benchmark_filter=REGEX,\n"
@@ -119,6 +121,24 @@ static void list_placements(void)
 	}
 }
 
+/* One "key": "value" member of --describe's object, JSON-escaped. */
+static void describe_member(const char *key, const char *value)
+{
+	static int members;
+	const unsigned char *c;
+
+	printf("%s\n  \"%s\": \"", members++ ? "," : "{", key);
+	for (c = (const unsigned char *)value; *c; c++) {
+		if (*c == '"' || *c == '\\')
+			printf("\\%c", *c);
+		else if (*c < 0x20)
+			printf("\\u%04x", *c);
+		else
+			putchar(*c);
+	}
+	putchar('"');
+}
+
 static const char *opt_value(const char *arg, const char *name)
 {
 	size_t l = strlen(name);
@@ -136,6 +156,7 @@ static int bench_main(int argc, char **argv, char **gargv)
 	const char *counter = "auto", *placement = NULL, *threads = NULL;
 	char err[512];
 	int gargc = 0, i, sweep[AKB_MAX_SWEEP], nsweep, list = 0, reps = 0;
+	int describe = 0;
 	unsigned int mask;
 
 	gargv[gargc++] = argv[0];
@@ -150,6 +171,8 @@ static int bench_main(int argc, char **argv, char **gargv)
 			threads = v;
 		} else if (!strcmp(a, "--list-placements")) {
 			list = 1;
+		} else if (!strcmp(a, "--describe")) {
+			describe = 1;
 		} else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
 			fputs(usage, stdout);
 			gargv[gargc++] = (char *)"--help";
@@ -196,6 +219,13 @@ static int bench_main(int argc, char **argv, char **gargv)
 	if (akb_counter_select(counter, err, sizeof(err))) {
 		fprintf(stderr, "atomkit-bench: %s\n", err);
 		return 2;
+	}
+	if (describe) {
+		/* the schema of a result set's machine.json (scripts/run-bench) */
+		describe_member("ak_schema", "1");
+		akb_env_context(describe_member);
+		printf("\n}\n");
+		return 0;
 	}
 	if (!reps)
 		gargv[gargc++] = (char *)"--benchmark_repetitions=3";

@@ -103,6 +103,19 @@ else
 	not_ok "--counter=ns: $(head -c 300 "$err")"
 fi
 
+# the slab suite: per-object alloc and free figures, the design's mode and
+# primitive in the label, the bulk share, and malloc named
+bench --benchmark_filter='^slab/(seq/slub-tid/size:64|bulk/sheaf/bulk:16|pair/malloc-[a-z]*/size:64)(/|$)' \
+	$short --benchmark_format=json
+rc=$?
+if [ "$rc" -eq 0 ]; then ok "slab run: exit 0"; else not_ok "slab run: exit $rc: $(head -c 300 "$err")"; fi
+for key in '"name": "slab/seq/slub-tid/size:64/manual_time"' \
+	'"alloc_ns": [0-9]' '"free_ns": [0-9]' \
+	'"label": "slub-tid on [a-z_-]* (' '"from_cpu": [0-9]' \
+	'"name": "slab/pair/malloc-[a-z]*/size:64"'; do
+	if grep -q "$key" "$out"; then ok "slab JSON has $key"; else not_ok "slab JSON lacks $key"; fi
+done
+
 # the list of classes, and a class the machine lacks skips with a reason
 bench --list-placements
 if [ $? -eq 0 ] && grep -q '^spread *CPUs' "$out"; then
