@@ -99,7 +99,8 @@ void ak_kmem_cache_free(struct ak_kmem_cache *s, void *p);
 
 /*
  * n objects into p[0..n): returns n, or 0 when they could not all be had,
- * and then nothing was taken.  free_bulk frees p[0..n) (p is not changed).
+ * and then nothing was taken.  free_bulk frees p[0..n) (p is not changed;
+ * every entry must be an object: NULL is skipped only in debug mode).
  */
 int ak_kmem_cache_alloc_bulk(struct ak_kmem_cache *s, ak_gfp_t flags,
 			     size_t n, void **p);
@@ -127,8 +128,8 @@ long ak_kmem_cache_audit(struct ak_kmem_cache *s);
 /* ---- statistics and the mode report ---- */
 
 enum ak_slab_stat {
-	AK_SLAB_ALLOC_FAST,	/* fastpath hits (AK_SLAB_STATS only) */
-	AK_SLAB_FREE_FAST,	/* fastpath frees (AK_SLAB_STATS only) */
+	AK_SLAB_ALLOC_FAST,	/* alloc calls, slow ones too (AK_SLAB_STATS only) */
+	AK_SLAB_FREE_FAST,	/* free calls, slow ones too (AK_SLAB_STATS only) */
 	AK_SLAB_ALLOC_SLOW,	/* per-CPU level empty: slow path */
 	AK_SLAB_FREE_SLOW,	/* per-CPU level full, busy or not the owner */
 	AK_SLAB_FREE_REMOTE,	/* objects pushed onto their slab's freelist */
