@@ -275,6 +275,10 @@ void slab_free_chain(struct ak_kmem_cache *s, struct ak_slab *sl, void *head,
 		     void *tail, unsigned long n);
 /* Any objects (fp space) back to their slabs, grouped by slab. */
 void slab_free_fps(struct ak_kmem_cache *s, void **fps, size_t n);
+void slab_group_chains(struct ak_kmem_cache *s, void **fps, size_t n,
+		       void (*fn)(struct ak_kmem_cache *s, struct ak_slab *sl,
+				  struct chain *c, void *arg),
+		       void *arg);
 /* A chain of objects of any slabs back to their slabs. */
 void slab_free_chain_any(struct ak_kmem_cache *s, void *head);
 

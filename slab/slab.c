@@ -449,10 +449,17 @@ void slab_free_chain(struct ak_kmem_cache *s, struct ak_slab *sl, void *head,
 	slab_stat(s, AK_SLAB_FREE_REMOTE, n);
 }
 
-/* Group fps[0..n) by slab: one chain, one cmpxchg128 per slab. */
-void slab_free_fps(struct ak_kmem_cache *s, void **fps, size_t n)
+/*
+ * Link fps[0..n) into one NULL-terminated chain per slab, in windows of
+ * 64, and hand each chain to fn: one cmpxchg128 (or one splice) per slab
+ * rather than one per object.
+ */
+void slab_group_chains(struct ak_kmem_cache *s, void **fps, size_t n,
+		       void (*fn)(struct ak_kmem_cache *s, struct ak_slab *sl,
+				  struct chain *c, void *arg),
+		       void *arg)
 {
-	size_t base, i, j, cnt;
+	size_t base, i, j;
 
 	for (base = 0; base < n; base += 64) {
 		size_t m = n - base < 64 ? n - base : 64;
@@ -460,25 +467,39 @@ void slab_free_fps(struct ak_kmem_cache *s, void **fps, size_t n)
 
 		for (i = 0; i < m; i++) {
 			struct ak_slab *sl;
-			void *head, *tail;
+			struct chain c;
 
 			if (done & (1ull << i))
 				continue;
 			sl = fp_slab(s, fps[base + i]);
-			head = tail = fps[base + i];
-			cnt = 1;
+			c.head = c.tail = fps[base + i];
+			c.n = 1;
 			for (j = i + 1; j < m; j++) {
 				if ((done & (1ull << j)) ||
 				    fp_slab(s, fps[base + j]) != sl)
 					continue;
 				done |= 1ull << j;
-				fp_set(tail, fps[base + j]);
-				tail = fps[base + j];
-				cnt++;
+				fp_set(c.tail, fps[base + j]);
+				c.tail = fps[base + j];
+				c.n++;
 			}
-			slab_free_chain(s, sl, head, tail, cnt);
+			fp_set(c.tail, NULL);
+			fn(s, sl, &c, arg);
 		}
 	}
+}
+
+static void free_one_chain(struct ak_kmem_cache *s, struct ak_slab *sl,
+			   struct chain *c, void *arg)
+{
+	(void)arg;
+	slab_free_chain(s, sl, c->head, c->tail, c->n);
+}
+
+/* fps[0..n) back to their slabs: one cmpxchg128 per slab. */
+void slab_free_fps(struct ak_kmem_cache *s, void **fps, size_t n)
+{
+	slab_group_chains(s, fps, n, free_one_chain, NULL);
 }
 
 void slab_free_chain_any(struct ak_kmem_cache *s, void *head)

@@ -215,44 +215,25 @@ size_t fl_bulk_alloc_cpu(struct ak_kmem_cache *s, size_t n, void **fps)
  * Objects grouped by slab: a group of the slab this slot owns goes onto
  * the list in one op, any other group onto its slab in one cmpxchg128.
  */
+/* A chain of the slot's own slab goes onto its list, others to their slab. */
+static void bulk_free_chain(struct ak_kmem_cache *s, struct ak_slab *sl,
+			    struct chain *c, void *own)
+{
+	if (sl == own) {
+		install(s, c->head, c->tail);
+		slab_stat(s, AK_SLAB_BULK_FREE_CPU, c->n);
+	} else {
+		slab_free_chain(s, sl, c->head, c->tail, c->n);
+		slab_stat(s, AK_SLAB_BULK_FREE_SLAB, c->n);
+	}
+}
+
 void fl_bulk_free(struct ak_kmem_cache *s, size_t n, void **fps)
 {
 	struct fl_cpu *c = ak_this_cpu_ptr((struct fl_cpu *)s->cpu);
-	struct ak_slab *own = __atomic_load_n(&c->slab, __ATOMIC_RELAXED);
-	size_t base, i, j, cnt;
 
-	for (base = 0; base < n; base += 64) {
-		size_t m = n - base < 64 ? n - base : 64;
-		uint64_t done = 0;
-
-		for (i = 0; i < m; i++) {
-			struct ak_slab *sl;
-			void *head, *tail;
-
-			if (done & (1ull << i))
-				continue;
-			sl = fp_slab(s, fps[base + i]);
-			head = tail = fps[base + i];
-			cnt = 1;
-			for (j = i + 1; j < m; j++) {
-				if ((done & (1ull << j)) ||
-				    fp_slab(s, fps[base + j]) != sl)
-					continue;
-				done |= 1ull << j;
-				fp_set(tail, fps[base + j]);
-				tail = fps[base + j];
-				cnt++;
-			}
-			fp_set(tail, NULL);
-			if (sl == own) {
-				install(s, head, tail);
-				slab_stat(s, AK_SLAB_BULK_FREE_CPU, cnt);
-			} else {
-				slab_free_chain(s, sl, head, tail, cnt);
-				slab_stat(s, AK_SLAB_BULK_FREE_SLAB, cnt);
-			}
-		}
-	}
+	slab_group_chains(s, fps, n, bulk_free_chain,
+			  __atomic_load_n(&c->slab, __ATOMIC_RELAXED));
 }
 
 /* With the cache quiet: every list back to the slabs, every slab thawed. */
