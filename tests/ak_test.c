@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: MIT
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/wait.h>
 #include "ak_test.h"
 
 static char skip_reason[256];
@@ -64,4 +68,58 @@ unsigned long ak_test_iters(unsigned long dflt)
 	if (!pct)
 		pct = 100;
 	return dflt * pct / 100 ? dflt * pct / 100 : 1;
+}
+
+int ak_test_run_child(const char *group, const struct CMUnitTest *tests,
+		      size_t n, const char *skip_why,
+		      int (*setup)(void *arg), void *arg,
+		      unsigned int *ntests)
+{
+	char line[1024];
+	int fds[2], status, failed = 0;
+	FILE *in;
+	pid_t pid;
+	size_t i;
+
+	if (skip_why) {
+		for (i = 0; i < n; i++)
+			printf("ok - %s: %s # SKIP skipped: %s\n", group,
+			       tests[i].name, skip_why);
+		*ntests += (unsigned int)n;
+		return 0;
+	}
+	fflush(stdout);
+	if (pipe(fds) || (pid = fork()) < 0) {
+		printf("not ok - %s: fork: %s\n", group, strerror(errno));
+		++*ntests;
+		return 1;
+	}
+	if (pid == 0) {
+		close(fds[0]);
+		dup2(fds[1], 1);
+		if (setup && setup(arg)) {
+			printf("not ok - %s: set-up: %s\n", group,
+			       strerror(errno));
+			exit(1);
+		}
+		exit(ak_test_run(group, tests, n, false) ? 1 : 0);
+	}
+	close(fds[1]);
+	in = fdopen(fds[0], "r");
+	while (fgets(line, sizeof(line), in)) {
+		fputs(line, stdout);
+		fflush(stdout);
+		if (!strncmp(line, "ok ", 3) || !strncmp(line, "not ok ", 7))
+			++*ntests;
+		if (!strncmp(line, "not ok ", 7))
+			failed++;
+	}
+	fclose(in);
+	waitpid(pid, &status, 0);
+	if (!WIFEXITED(status) || (WEXITSTATUS(status) && !failed)) {
+		printf("not ok - %s: child died (status %#x)\n", group, status);
+		++*ntests;
+		failed++;
+	}
+	return failed;
 }

@@ -36,6 +36,18 @@ void ak_test_set_skip(const char *fmt, ...)
 int ak_test_run(const char *group, const struct CMUnitTest *tests, size_t n,
 		bool numbered);
 
+/*
+ * Run tests[0..n) in a child process, after setup(arg) there (non-zero:
+ * the group fails, errno says why), passing its TAP lines through and
+ * adding them to *ntests; a child that dies counts as a failure.  With
+ * skip_why, every test is reported skipped with that reason instead.
+ * Returns how many failed.
+ */
+int ak_test_run_child(const char *group, const struct CMUnitTest *tests,
+		      size_t n, const char *skip_why,
+		      int (*setup)(void *arg), void *arg,
+		      unsigned int *ntests);
+
 /* Run tests[0..n), print TAP, return 0 if none failed. */
 int ak_test_main(const char *group, const struct CMUnitTest *tests, size_t n);
 

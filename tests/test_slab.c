@@ -1008,61 +1008,27 @@ static void build_tests(void)
 	ntests_built = k;
 }
 
+static int set_mode(void *arg)
+{
+	enum ak_percpu_mode m = *(enum ak_percpu_mode *)arg;
+
+	if (ak_percpu_set_mode(m))
+		return -1;
+	mode = m;
+	ak_slab_set_report(on_report, NULL);
+	return 0;
+}
+
 /* The suite in one mode, in a child; its TAP lines come through a pipe. */
 static int run_mode(enum ak_percpu_mode m, unsigned int *ntests)
 {
-	char line[1024], group[64];
+	char group[64];
 	const char *why = NULL;
-	int fds[2], status, failed = 0;
-	FILE *in;
-	pid_t pid;
 
 	snprintf(group, sizeof(group), "slab[%s]", ak_percpu_mode_name(m));
-	if (!ak_percpu_mode_available(m, &why)) {
-		size_t i;
-
-		for (i = 0; i < ntests_built; i++)
-			printf("ok - %s: %s # SKIP skipped: %s\n", group,
-			       tests[i].name, why);
-		*ntests += ntests_built;
-		return 0;
-	}
-	fflush(stdout);
-	if (pipe(fds) || (pid = fork()) < 0) {
-		printf("not ok - %s: fork: %s\n", group, strerror(errno));
-		++*ntests;
-		return 1;
-	}
-	if (pid == 0) {
-		close(fds[0]);
-		dup2(fds[1], 1);
-		if (ak_percpu_set_mode(m)) {
-			printf("not ok - %s: set_mode: %s\n", group,
-			       strerror(errno));
-			exit(1);
-		}
-		mode = m;
-		ak_slab_set_report(on_report, NULL);
-		exit(ak_test_run(group, tests, ntests_built, false) ? 1 : 0);
-	}
-	close(fds[1]);
-	in = fdopen(fds[0], "r");
-	while (fgets(line, sizeof(line), in)) {
-		fputs(line, stdout);
-		fflush(stdout);
-		if (!strncmp(line, "ok ", 3) || !strncmp(line, "not ok ", 7))
-			++*ntests;
-		if (!strncmp(line, "not ok ", 7))
-			failed++;
-	}
-	fclose(in);
-	waitpid(pid, &status, 0);
-	if (!WIFEXITED(status) || (WEXITSTATUS(status) && !failed)) {
-		printf("not ok - %s: child died (status %#x)\n", group, status);
-		++*ntests;
-		failed++;
-	}
-	return failed;
+	return ak_test_run_child(group, tests, ntests_built,
+				 ak_percpu_mode_available(m, &why) ? NULL : why,
+				 set_mode, &m, ntests);
 }
 
 int main(int argc, char **argv)
