@@ -34,7 +34,7 @@ else
 fi
 
 # The skips the harness documents; any other error is a failure.
-expected='skipped: (no [A-Za-z -]*here|one NUMA node here|[^"]* needs a third CPU in this class|rseq unavailable|this CPU lacks|[a-z-]*: (not|un)available)'
+expected='skipped: (no [A-Za-z -]*here|one NUMA node here|[^"]* needs a third CPU in this class|rseq unavailable|this CPU lacks|x86-64 only|[a-z-]*: (not|un)available)'
 for s in harness uncontended percpu casfail contention cacheline xcheck slab; do
 	j=$out/set/$s.json t=$out/set/$s.txt
 	if [ ! -s "$j" ] || [ ! -s "$t" ]; then
