@@ -10,7 +10,8 @@
  *                                runs of 10000 (slab_test's "10000 times
  *                                kmalloc(8)"): alloc and free per object
  *   slab/pair/<impl>/size:N      alloc+free pairs
- *   slab/conc/<impl>/size:N      every thread N allocs then N frees at
+ *   slab/conc/<impl>/placement:spread/size:N
+ *                                every thread N allocs then N frees at
  *                                once (threads 1, 2, .. PUs, 2 x PUs)
  *   slab/remote/<impl>/size:N    each thread frees what its neighbour
  *                                allocated (remote free)

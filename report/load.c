@@ -1,0 +1,1225 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Reading a result set: machine.json and every <suite>.json, validated as
+ * they are read.  A problem is reported on stderr, one line naming the file,
+ * and the rest is still read: one truncated suite must not hide the seven
+ * good ones.  Also the figures (median and spread) every subcommand shares,
+ * the noise rule, and the number and Markdown formatting.
+ */
+#include "report.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+int ak_nr_problems;
+
+static void vmsg(const char *fmt, va_list ap)
+{
+	/* stdout first, so that a terminal shows both in order */
+	fflush(stdout);
+	fputs("atomkit-report: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
+void ak_problem(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg(fmt, ap);
+	va_end(ap);
+	ak_nr_problems++;
+}
+
+/* A message that is not a problem with the input (exit status unchanged). */
+void ak_note(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg(fmt, ap);
+	va_end(ap);
+}
+
+void *ak_alloc(size_t n)
+{
+	void *p = calloc(1, n ? n : 1);
+
+	if (!p) {
+		fputs("atomkit-report: out of memory\n", stderr);
+		exit(AK_EXIT_NOTHING);
+	}
+	return p;
+}
+
+void *ak_realloc(void *p, size_t n)
+{
+	p = realloc(p, n ? n : 1);
+	if (!p) {
+		fputs("atomkit-report: out of memory\n", stderr);
+		exit(AK_EXIT_NOTHING);
+	}
+	return p;
+}
+
+char *ak_strdup(const char *s)
+{
+	size_t n = strlen(s) + 1;
+
+	return memcpy(ak_alloc(n), s, n);
+}
+
+static char *vasprintf_or_die(const char *fmt, va_list ap)
+{
+	char *p;
+
+	if (vasprintf(&p, fmt, ap) < 0) {
+		fputs("atomkit-report: out of memory\n", stderr);
+		exit(AK_EXIT_NOTHING);
+	}
+	return p;
+}
+
+char *ak_asprintf(const char *fmt, ...)
+{
+	va_list ap;
+	char *p;
+
+	va_start(ap, fmt);
+	p = vasprintf_or_die(fmt, ap);
+	va_end(ap);
+	return p;
+}
+
+/* ---- string lists ---- */
+
+int ak_strs_find(const struct ak_strs *l, const char *s)
+{
+	int i;
+
+	for (i = 0; i < l->n; i++)
+		if (!strcmp(l->v[i], s))
+			return i;
+	return -1;
+}
+
+/* Adds s unless present; returns the stored copy, stable until freed. */
+const char *ak_strs_add(struct ak_strs *l, const char *s)
+{
+	int i = ak_strs_find(l, s);
+
+	if (i >= 0)
+		return l->v[i];
+	if (l->n == l->cap) {
+		l->cap = l->cap ? 2 * l->cap : 8;
+		l->v = ak_realloc(l->v, l->cap * sizeof(*l->v));
+	}
+	l->v[l->n] = ak_strdup(s);
+	return l->v[l->n++];
+}
+
+static int cmp_num(const void *a, const void *b)
+{
+	double x = strtod(*(char *const *)a, NULL);
+	double y = strtod(*(char *const *)b, NULL);
+
+	return x < y ? -1 : x > y;
+}
+
+/* Sizes, thread counts and batch sizes sort as numbers, not as text. */
+void ak_strs_sort_num(struct ak_strs *l)
+{
+	if (l->n > 1)
+		qsort(l->v, l->n, sizeof(*l->v), cmp_num);
+}
+
+void ak_strs_free(struct ak_strs *l)
+{
+	int i;
+
+	for (i = 0; i < l->n; i++)
+		free(l->v[i]);
+	free(l->v);
+	memset(l, 0, sizeof(*l));
+}
+
+/* ---- problems of one set ---- */
+
+/* Reported, counted; the first is kept for `check` and `index`. */
+static void set_problem(struct ak_set *s, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void set_problem(struct ak_set *s, const char *fmt, ...)
+{
+	va_list ap;
+	char *msg;
+
+	va_start(ap, fmt);
+	msg = vasprintf_or_die(fmt, ap);
+	va_end(ap);
+	ak_problem("%s", msg);
+	s->nr_problems++;
+	if (!s->why)
+		s->why = msg;
+	else
+		free(msg);
+}
+
+/* The set is not used at all; why says so in `check` and `index`. */
+static void set_reject(struct ak_set *s, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void set_reject(struct ak_set *s, const char *fmt, ...)
+{
+	va_list ap;
+	char *msg;
+
+	va_start(ap, fmt);
+	msg = vasprintf_or_die(fmt, ap);
+	va_end(ap);
+	ak_problem("%s", msg);
+	s->nr_problems++;
+	s->usable = false;
+	free(s->why);
+	s->why = msg;
+}
+
+static const char *jtype(const json_t *j)
+{
+	switch (json_typeof(j)) {
+	case JSON_OBJECT:
+		return "an object";
+	case JSON_ARRAY:
+		return "an array";
+	case JSON_STRING:
+		return "a string";
+	case JSON_INTEGER:
+	case JSON_REAL:
+		return "a number";
+	case JSON_TRUE:
+	case JSON_FALSE:
+		return "a boolean";
+	case JSON_NULL:
+		return "null";
+	}
+	return "something else";
+}
+
+/*
+ * Google Benchmark writes an undefined value (the cv of a counter whose
+ * mean is 0) as a bare NaN or Infinity, which is not JSON.  Such a file is
+ * what the tool wrote, not a damaged one: read it again with those tokens,
+ * outside strings, as null.  Returns NULL when there were none.
+ */
+static char *unbare_nan(const char *path, size_t *len)
+{
+	static const char *const tok[] = {
+		"-Infinity", "Infinity", "-NaN", "NaN", "-nan", "nan",
+	};
+	size_t size = 0, n = 0, i, k, cap;
+	bool in_str = false, esc = false, changed = false;
+	char *in = NULL, *out;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return NULL;
+	for (;;) {
+		size_t got;
+
+		in = ak_realloc(in, size + 65536);
+		got = fread(in + size, 1, 65536, f);
+		size += got;
+		if (got < 65536)
+			break;
+	}
+	fclose(f);
+	cap = 2 * size + 1;
+	out = ak_alloc(cap);
+	for (i = 0; i < size; ) {
+		char c = in[i];
+
+		if (in_str) {
+			if (esc)
+				esc = false;
+			else if (c == '\\')
+				esc = true;
+			else if (c == '"')
+				in_str = false;
+			out[n++] = in[i++];
+			continue;
+		}
+		if (c == '"') {
+			in_str = true;
+			out[n++] = in[i++];
+			continue;
+		}
+		for (k = 0; k < sizeof(tok) / sizeof(tok[0]); k++) {
+			size_t l = strlen(tok[k]);
+
+			if (size - i >= l && !memcmp(in + i, tok[k], l))
+				break;
+		}
+		if (k < sizeof(tok) / sizeof(tok[0])) {
+			memcpy(out + n, "null", 4);
+			n += 4;
+			i += strlen(tok[k]);
+			changed = true;
+			continue;
+		}
+		out[n++] = in[i++];
+	}
+	free(in);
+	if (!changed) {
+		free(out);
+		return NULL;
+	}
+	*len = n;
+	return out;
+}
+
+/* Parses one file; a file that does not parse is reported and NULL. */
+static json_t *load_json(struct ak_set *s, const char *path)
+{
+	json_error_t err, err2;
+	json_t *j;
+	char *text;
+	size_t len;
+
+	j = json_load_file(path, JSON_REJECT_DUPLICATES, &err);
+	if (j)
+		return j;
+	if (json_error_code(&err) == json_error_cannot_open_file) {
+		/* err.text: "unable to open <path>: <strerror>" */
+		const char *why = strrchr(err.text, ':');
+
+		set_problem(s, "%s: cannot read: %s", path,
+			    why ? why + 2 : err.text);
+		return NULL;
+	}
+	text = unbare_nan(path, &len);
+	if (text) {
+		j = json_loadb(text, len, JSON_REJECT_DUPLICATES, &err2);
+		free(text);
+		if (j)
+			return j;
+	}
+	set_problem(s, "%s: not valid JSON at line %d, column %d: %s%s", path,
+		    err.line, err.column, err.text,
+		    json_error_code(&err) == json_error_premature_end_of_input ?
+		    " (truncated?)" : "");
+	return NULL;
+}
+
+/* ---- benchmarks by name ---- */
+
+static uint32_t hash_str(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 16777619u;
+	return h;
+}
+
+static void hash_insert(struct ak_set *s, int idx)
+{
+	uint32_t i = hash_str(s->bench[idx].name) & (s->hash_cap - 1);
+
+	while (s->hash[i])
+		i = (i + 1) & (s->hash_cap - 1);
+	s->hash[i] = idx + 1;
+}
+
+static int bench_index(const struct ak_set *s, const char *name)
+{
+	uint32_t i;
+
+	if (!s->hash_cap)
+		return -1;
+	i = hash_str(name) & (s->hash_cap - 1);
+	while (s->hash[i]) {
+		if (!strcmp(s->bench[s->hash[i] - 1].name, name))
+			return s->hash[i] - 1;
+		i = (i + 1) & (s->hash_cap - 1);
+	}
+	return -1;
+}
+
+static struct ak_bench *bench_new(struct ak_set *s, const char *name)
+{
+	struct ak_bench *b;
+	int i;
+
+	if (s->nr_bench == s->cap_bench) {
+		s->cap_bench = s->cap_bench ? 2 * s->cap_bench : 256;
+		s->bench = ak_realloc(s->bench,
+				      s->cap_bench * sizeof(*s->bench));
+	}
+	b = &s->bench[s->nr_bench++];
+	memset(b, 0, sizeof(*b));
+	b->name = name;
+	b->label = "";
+	if (2 * s->nr_bench > s->hash_cap) {
+		/* keep the table at most half full */
+		free(s->hash);
+		s->hash_cap = s->hash_cap ? 2 * s->hash_cap : 1024;
+		s->hash = ak_alloc(s->hash_cap * sizeof(*s->hash));
+		for (i = 0; i < s->nr_bench; i++)
+			hash_insert(s, i);
+	} else {
+		hash_insert(s, s->nr_bench - 1);
+	}
+	return b;
+}
+
+const struct ak_bench *ak_find(const struct ak_set *s, const char *name)
+{
+	int i = bench_index(s, name);
+
+	return i < 0 ? NULL : &s->bench[i];
+}
+
+const struct ak_bench *ak_findf(const struct ak_set *s, const char *fmt, ...)
+{
+	const struct ak_bench *b;
+	va_list ap;
+	char *name;
+
+	va_start(ap, fmt);
+	name = vasprintf_or_die(fmt, ap);
+	va_end(ap);
+	b = ak_find(s, name);
+	free(name);
+	return b;
+}
+
+/* ---- suite files ---- */
+
+static const char *const str_fields[] = {
+	"name", "run_name", "run_type", "aggregate_name", "aggregate_unit",
+	"time_unit", "label", "error_message", NULL,
+};
+
+static bool is_str_field(const char *key)
+{
+	int i;
+
+	for (i = 0; str_fields[i]; i++)
+		if (!strcmp(key, str_fields[i]))
+			return true;
+	return false;
+}
+
+/*
+ * Checks the type of every field of one row; a field of the wrong type is
+ * reported and dropped, so that no figure is ever read from it.  Returns
+ * false when the row cannot be placed at all (no name).
+ */
+static bool check_row(struct ak_set *s, const char *path, size_t i,
+		      json_t *row)
+{
+	bool had_name, had_time;
+	const char *key;
+	json_t *v;
+	void *tmp;
+
+	if (!json_is_object(row)) {
+		set_problem(s, "%s: benchmarks[%zu]: expected an object, found %s",
+			    path, i, jtype(row));
+		return false;
+	}
+	had_name = json_object_get(row, "name");
+	had_time = json_object_get(row, "real_time");
+	json_object_foreach_safe(row, tmp, key, v) {
+		const char *want = NULL;
+
+		if (is_str_field(key)) {
+			if (!json_is_string(v))
+				want = "a string";
+		} else if (!strcmp(key, "error_occurred")) {
+			if (!json_is_boolean(v))
+				want = "a boolean";
+		} else if (!json_is_number(v) && !json_is_null(v)) {
+			/* times, counts and user counters are numbers
+			 * (null: a NaN Google Benchmark wrote, see above) */
+			want = "a number";
+		}
+		if (want) {
+			set_problem(s, "%s: benchmarks[%zu].%s: expected %s, found %s",
+				    path, i, key, want, jtype(v));
+			json_object_del(row, key);
+		}
+	}
+	if (!had_name)
+		set_problem(s, "%s: benchmarks[%zu]: no name: row left out",
+			    path, i);
+	if (!json_object_get(row, "name"))
+		return false;
+	/* an iteration that ran has a time; one that was skipped need not */
+	if (!had_time && !json_is_true(json_object_get(row, "error_occurred")) &&
+	    !json_object_get(row, "aggregate_name"))
+		set_problem(s, "%s: benchmarks[%zu].real_time: missing", path,
+			    i);
+	return true;
+}
+
+static const char *row_str(json_t *row, const char *key)
+{
+	return json_string_value(json_object_get(row, key));
+}
+
+static void add_row(struct ak_set *s, struct ak_suite *su, const char *path,
+		    size_t i, json_t *row)
+{
+	const char *name = row_str(row, "name");
+	const char *run = row_str(row, "run_name");
+	const char *type = row_str(row, "run_type");
+	const char *agg = row_str(row, "aggregate_name");
+	const char *label = row_str(row, "label");
+	json_t *err = json_object_get(row, "error_occurred");
+	struct ak_bench *b;
+	int idx;
+
+	if (!type)
+		type = "iteration";
+	if (strcmp(type, "iteration") && strcmp(type, "aggregate")) {
+		set_problem(s, "%s: benchmarks[%zu].run_type: \"%s\" is neither iteration nor aggregate: row left out",
+			    path, i, type);
+		return;
+	}
+	if (!strcmp(type, "aggregate") && !agg) {
+		set_problem(s, "%s: benchmarks[%zu]: an aggregate without aggregate_name: row left out",
+			    path, i);
+		return;
+	}
+	if (!run) {
+		/* 1.7.1 always writes run_name: an older writer, tolerated */
+		run = name;
+	}
+	idx = bench_index(s, run);
+	if (idx < 0) {
+		b = bench_new(s, run);
+		b->suite = su->name;
+		su->nr_bench++;
+	} else {
+		b = &s->bench[idx];
+		if (b->suite != su->name) {
+			set_problem(s, "%s: %s is also in %s.json: kept that one",
+				    path, run, b->suite);
+			return;
+		}
+	}
+	if (label && *label && !*b->label)
+		b->label = label;
+	if (json_is_integer(json_object_get(row, "threads")) && !b->threads)
+		b->threads = json_integer_value(json_object_get(row,
+								"threads"));
+	if (json_is_integer(json_object_get(row, "repetitions")) &&
+	    json_integer_value(json_object_get(row, "repetitions")) > b->reps)
+		b->reps = json_integer_value(json_object_get(row,
+							     "repetitions"));
+	if (b->reps > s->reps)
+		s->reps = b->reps;
+	if (json_is_true(err)) {
+		const char *why = row_str(row, "error_message");
+
+		b->skip = why && *why ? why : "skipped (no reason given)";
+		return;
+	}
+	if (!strcmp(type, "aggregate")) {
+		if (!strcmp(agg, "median"))
+			b->median = row;
+		else if (!strcmp(agg, "cv"))
+			b->cv = row;
+		return;
+	}
+	b->iter = ak_realloc(b->iter, (b->nr_iter + 1) * sizeof(*b->iter));
+	b->iter[b->nr_iter++] = row;
+}
+
+static void load_suite(struct ak_set *s, const char *stem)
+{
+	char *path = ak_asprintf("%s/%s.json", s->path, stem);
+	struct ak_suite *su;
+	json_t *root, *ctx, *arr, *v;
+	size_t i;
+
+	root = load_json(s, path);
+	if (!root)
+		goto out;
+	if (!json_is_object(root)) {
+		set_problem(s, "%s: expected an object at the top, found %s",
+			    path, jtype(root));
+		json_decref(root);
+		goto out;
+	}
+	s->suites = ak_realloc(s->suites,
+			       (s->nr_suites + 1) * sizeof(*s->suites));
+	su = &s->suites[s->nr_suites++];
+	su->name = ak_strdup(stem);
+	su->root = root;
+	su->nr_bench = 0;
+
+	ctx = json_object_get(root, "context");
+	if (!ctx) {
+		set_problem(s, "%s: context: missing", path);
+	} else if (!json_is_object(ctx)) {
+		set_problem(s, "%s: context: expected an object, found %s",
+			    path, jtype(ctx));
+	} else {
+		/* a file in another unit would be mislabelled */
+		v = json_object_get(ctx, "ak_counter");
+		if (v && !json_is_string(v))
+			set_problem(s, "%s: context.ak_counter: expected a string, found %s",
+				    path, jtype(v));
+		else if (v && *s->counter &&
+			 strcmp(json_string_value(v), s->counter))
+			set_problem(s, "%s: context.ak_counter is \"%s\" but machine.json says \"%s\": this file's counters are not in the set's unit",
+				    path, json_string_value(v), s->counter);
+	}
+	arr = json_object_get(root, "benchmarks");
+	if (!arr) {
+		set_problem(s, "%s: benchmarks: missing", path);
+		goto out;
+	}
+	if (!json_is_array(arr)) {
+		set_problem(s, "%s: benchmarks: expected an array, found %s",
+			    path, jtype(arr));
+		goto out;
+	}
+	json_array_foreach(arr, i, v)
+		if (check_row(s, path, i, v))
+			add_row(s, su, path, i, v);
+out:
+	free(path);
+}
+
+/* The order of scripts/run-bench; others follow by name. */
+static const char *const known_suites[] = {
+	"harness", "uncontended", "percpu", "casfail", "contention",
+	"cacheline", "xcheck", "slab", "slab-tcmalloc", "slab-jemalloc",
+	"slab-mimalloc", NULL,
+};
+
+static int suite_rank(const char *stem)
+{
+	int i;
+
+	for (i = 0; known_suites[i]; i++)
+		if (!strcmp(stem, known_suites[i]))
+			return i;
+	return i;
+}
+
+static int cmp_suite(const void *a, const void *b)
+{
+	const char *x = *(char *const *)a, *y = *(char *const *)b;
+	int rx = suite_rank(x), ry = suite_rank(y);
+
+	return rx != ry ? rx - ry : strcmp(x, y);
+}
+
+static bool file_exists(const char *path)
+{
+	struct stat st;
+
+	return !stat(path, &st) && S_ISREG(st.st_mode);
+}
+
+static void load_machine(struct ak_set *s)
+{
+	char *path = ak_asprintf("%s/machine.json", s->path);
+	const char *key, *unit;
+	json_t *v;
+	void *tmp;
+	size_t n;
+
+	if (!file_exists(path)) {
+		set_reject(s, "%s: no machine.json: not a result set (scripts/run-bench writes one)",
+			   s->path);
+		goto out;
+	}
+	s->machine = load_json(s, path);
+	if (!s->machine) {
+		s->usable = false;
+		goto out;
+	}
+	if (!json_is_object(s->machine)) {
+		set_reject(s, "%s: expected an object, found %s", path,
+			   jtype(s->machine));
+		goto out;
+	}
+	json_object_foreach_safe(s->machine, tmp, key, v) {
+		if (json_is_string(v))
+			continue;
+		set_problem(s, "%s: %s: expected a string, found %s", path,
+			    key, jtype(v));
+		json_object_del(s->machine, key);
+	}
+	v = json_object_get(s->machine, "ak_schema");
+	if (!v) {
+		set_reject(s, "%s: no ak_schema: not a set this atomkit-report can read (it reads version %s)",
+			   path, AK_SCHEMA);
+		goto out;
+	}
+	s->schema = ak_strdup(json_string_value(v));
+	if (strcmp(s->schema, AK_SCHEMA)) {
+		set_reject(s, "%s: schema version %s is unknown (this atomkit-report reads version %s)",
+			   path, s->schema, AK_SCHEMA);
+		goto out;
+	}
+	s->counter = ak_mach(s, "ak_counter");
+	if (!*s->counter) {
+		set_problem(s, "%s: no ak_counter: figures in ns only", path);
+		goto out;
+	}
+	s->emulated = ak_has_prefix(ak_mach(s, "ak_emulated"), "yes");
+	s->pus = atoi(ak_mach(s, "ak_pus"));
+
+	/* "TSC ticks at 2599.9 MHz (lfence;...)" -> "TSC ticks" */
+	unit = ak_mach(s, "ak_counter_unit");
+	n = strcspn(unit, "(");
+	if (strstr(unit, " at ") && (size_t)(strstr(unit, " at ") - unit) < n)
+		n = strstr(unit, " at ") - unit;
+	while (n && unit[n - 1] == ' ')
+		n--;
+	if (!n) {
+		unit = *s->counter ? s->counter : "ns";
+		n = strlen(unit);
+	}
+	if (n >= sizeof(s->unit))
+		n = sizeof(s->unit) - 1;
+	memcpy(s->unit, unit, n);
+	s->unit[n] = 0;
+out:
+	free(path);
+}
+
+struct ak_set *ak_set_load(const char *path)
+{
+	struct ak_set *s = ak_alloc(sizeof(*s));
+	struct ak_strs stems = { 0 };
+	struct dirent *d;
+	struct stat st;
+	size_t n;
+	DIR *dir;
+	int i;
+
+	s->path = ak_strdup(path);
+	n = strlen(s->path);
+	while (n > 1 && s->path[n - 1] == '/')
+		s->path[--n] = 0;
+	s->counter = "";
+	strcpy(s->unit, "ns");
+	s->usable = true;
+
+	if (stat(s->path, &st)) {
+		set_reject(s, "%s: %s", s->path, strerror(errno));
+		return s;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		set_reject(s, "%s: not a directory: a result set is a folder (results/<arch>/<machine>/<date>-<rev>/)",
+			   s->path);
+		return s;
+	}
+	load_machine(s);
+	if (!s->usable)
+		return s;
+
+	dir = opendir(s->path);
+	if (!dir) {
+		set_reject(s, "%s: %s", s->path, strerror(errno));
+		return s;
+	}
+	while ((d = readdir(dir))) {
+		size_t l = strlen(d->d_name);
+		char stem[256];
+
+		if (l <= 5 || l >= sizeof(stem) ||
+		    strcmp(d->d_name + l - 5, ".json") ||
+		    !strcmp(d->d_name, "machine.json"))
+			continue;
+		memcpy(stem, d->d_name, l - 5);
+		stem[l - 5] = 0;
+		ak_strs_add(&stems, stem);
+	}
+	closedir(dir);
+	if (stems.n > 1)
+		qsort(stems.v, stems.n, sizeof(*stems.v), cmp_suite);
+	for (i = 0; i < stems.n; i++)
+		load_suite(s, stems.v[i]);
+
+	/* what the run meant to write and did not: said, not an error */
+	{
+		char *list = ak_strdup(ak_mach(s, "ak_suites"));
+		char *save = NULL, *t;
+
+		for (t = strtok_r(list, " \t", &save); t;
+		     t = strtok_r(NULL, " \t", &save))
+			if (ak_strs_find(&stems, t) < 0)
+				ak_strs_add(&s->missing, t);
+		free(list);
+	}
+	if (!stems.n)
+		set_reject(s, "%s: empty: no suite results", s->path);
+	else if (!s->nr_bench)
+		set_reject(s, "%s: no benchmark could be read from any suite file",
+			   s->path);
+	ak_strs_free(&stems);
+	return s;
+}
+
+void ak_set_free(struct ak_set *s)
+{
+	int i;
+
+	if (!s)
+		return;
+	for (i = 0; i < s->nr_bench; i++)
+		free(s->bench[i].iter);
+	free(s->bench);
+	free(s->hash);
+	for (i = 0; i < s->nr_suites; i++) {
+		free(s->suites[i].name);
+		json_decref(s->suites[i].root);
+	}
+	free(s->suites);
+	ak_strs_free(&s->missing);
+	json_decref(s->machine);
+	free(s->schema);
+	free(s->why);
+	free(s->path);
+	free(s);
+}
+
+/* A machine.json value, "" when absent: never NULL. */
+const char *ak_mach(const struct ak_set *s, const char *key)
+{
+	const char *v = s->machine ?
+		json_string_value(json_object_get(s->machine, key)) : NULL;
+
+	return v ? v : "";
+}
+
+#define RING	32
+#define RINGLEN	256
+
+static char *ring(void)
+{
+	static char buf[RING][RINGLEN];
+	static int next;
+
+	return buf[next++ % RING];
+}
+
+/* The path component count from the end: 0 the set, 1 its machine. */
+static const char *path_comp(const char *path, int up, char *buf, size_t n)
+{
+	const char *end = path + strlen(path), *p;
+
+	for (;;) {
+		p = end;
+		while (p > path && p[-1] != '/')
+			p--;
+		if (!up--)
+			break;
+		if (p == path)
+			return "";
+		end = p - 1;
+	}
+	snprintf(buf, n, "%.*s", (int)(end - p), p);
+	return buf;
+}
+
+const char *ak_machine_name(const struct ak_set *s)
+{
+	const char *m = ak_mach(s, "ak_machine");
+
+	if (*m)
+		return m;
+	m = path_comp(s->path, 1, ring(), RINGLEN);
+	return *m ? m : s->path;
+}
+
+const char *ak_set_name(const struct ak_set *s)
+{
+	const char *m = ak_mach(s, "ak_set");
+
+	return *m ? m : path_comp(s->path, 0, ring(), RINGLEN);
+}
+
+/*
+ * Why the set was rejected, or its first problem, without the set's path
+ * in front: where it is shown, the set is named already.
+ */
+const char *ak_why(const struct ak_set *s)
+{
+	const char *why = s->why ? s->why : "";
+	size_t l = strlen(s->path);
+
+	if (!strncmp(why, s->path, l) && why[l] == ':' && why[l + 1] == ' ')
+		return why + l + 2;
+	if (!strncmp(why, s->path, l) && why[l] == '/')
+		return why + l + 1;
+	return why;
+}
+
+int ak_exit_status(int nr_usable)
+{
+	if (!nr_usable)
+		return AK_EXIT_NOTHING;
+	return ak_nr_problems ? AK_EXIT_PROBLEMS : AK_EXIT_OK;
+}
+
+/* ---- figures ---- */
+
+static double time_scale(json_t *row)
+{
+	const char *u = row_str(row, "time_unit");
+
+	if (!u || !strcmp(u, "ns"))
+		return 1;
+	if (!strcmp(u, "us"))
+		return 1e3;
+	if (!strcmp(u, "ms"))
+		return 1e6;
+	if (!strcmp(u, "s"))
+		return 1e9;
+	return NAN;
+}
+
+static double row_num(json_t *row, const char *field, bool scale)
+{
+	json_t *v = json_object_get(row, field);
+	double x;
+
+	if (!v || !json_is_number(v))
+		return NAN;
+	x = json_number_value(v);
+	if (scale && (!strcmp(field, "real_time") ||
+		      !strcmp(field, "cpu_time")))
+		x *= time_scale(row);
+	return x;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The figure of a benchmark: the median aggregate where the run had
+ * repetitions, else the one iteration row; the spread is the cv aggregate
+ * and the min-max over the iteration rows.  Times are in ns.  False for a
+ * skipped benchmark or one without the field.
+ */
+bool ak_fig(const struct ak_bench *b, const char *field, struct ak_fig *f)
+{
+	double *vals;
+	int i, n = 0;
+
+	f->v = f->cv = f->min = f->max = NAN;
+	f->n = 0;
+	f->reps = b ? b->reps : 0;
+	if (!b || b->skip)
+		return false;
+	vals = ak_alloc((b->nr_iter + 1) * sizeof(*vals));
+	for (i = 0; i < b->nr_iter; i++) {
+		double x = row_num(b->iter[i], field, true);
+
+		if (isnan(x))
+			continue;
+		vals[n++] = x;
+		if (isnan(f->min) || x < f->min)
+			f->min = x;
+		if (isnan(f->max) || x > f->max)
+			f->max = x;
+	}
+	f->n = n;
+	if (b->median)
+		f->v = row_num(b->median, field, true);
+	if (isnan(f->v) && n) {
+		/* no median aggregate (one run, or aggregates not written) */
+		qsort(vals, n, sizeof(*vals), cmp_double);
+		f->v = n % 2 ? vals[n / 2] :
+			(vals[n / 2 - 1] + vals[n / 2]) / 2;
+	}
+	if (b->cv)
+		f->cv = row_num(b->cv, field, false);
+	if (isnan(f->cv) && n > 1) {
+		/* as Google Benchmark's: sample stddev over mean */
+		double mean = 0, var = 0;
+
+		for (i = 0; i < n; i++)
+			mean += vals[i];
+		mean /= n;
+		for (i = 0; i < n; i++)
+			var += (vals[i] - mean) * (vals[i] - mean);
+		if (mean != 0)
+			f->cv = sqrt(var / (n - 1)) / fabs(mean);
+	}
+	free(vals);
+	return !isnan(f->v);
+}
+
+/* The figure in the set's counter unit: field prefix + ak_counter. */
+bool ak_fig_unit(const struct ak_set *s, const struct ak_bench *b,
+		 const char *prefix, struct ak_fig *f)
+{
+	char field[128];
+
+	if (!*s->counter) {
+		ak_fig(NULL, "", f);
+		return false;
+	}
+	snprintf(field, sizeof(field), "%s%s", prefix, s->counter);
+	return ak_fig(b, field, f);
+}
+
+void ak_fig_scale(struct ak_fig *f, double k)
+{
+	f->v *= k;
+	f->min *= k;
+	f->max *= k;
+}
+
+/*
+ * f += g, for a sum of two figures (alloc + free): the median of a sum is
+ * not the sum of medians, so the spread is dropped rather than made up.
+ */
+void ak_fig_add(struct ak_fig *f, const struct ak_fig *g)
+{
+	f->v += g->v;
+	f->min = f->max = f->cv = NAN;
+	f->n = 0;
+}
+
+/*
+ * The noise rule of `select` and `compare`: two figures differ by less
+ * than their spreads when their min-max ranges overlap, or when the
+ * difference is under twice the larger cv (relative to the smaller
+ * figure).  A single run has no spread: it cannot be judged.
+ */
+enum ak_noise ak_noise(const struct ak_fig *a, const struct ak_fig *b)
+{
+	bool ra = a->n > 1, rb = b->n > 1;
+	bool ca = !isnan(a->cv) && a->reps > 1;
+	bool cb = !isnan(b->cv) && b->reps > 1;
+
+	if (!ra && !rb && !ca && !cb)
+		return AK_UNJUDGED;
+	if (ra || rb) {
+		double alo = ra ? a->min : a->v, ahi = ra ? a->max : a->v;
+		double blo = rb ? b->min : b->v, bhi = rb ? b->max : b->v;
+
+		if (alo <= bhi && blo <= ahi)
+			return AK_NOISE;
+	}
+	if (ca || cb) {
+		double cv = fmax(ca ? a->cv : 0, cb ? b->cv : 0);
+		double lo = fmin(fabs(a->v), fabs(b->v));
+
+		if (lo > 0 && fabs(a->v - b->v) / lo < 2 * cv)
+			return AK_NOISE;
+	}
+	return AK_DISTINCT;
+}
+
+/* ---- names and labels ---- */
+
+bool ak_has_prefix(const char *s, const char *prefix)
+{
+	while (*prefix)
+		if (*s++ != *prefix++)
+			return false;
+	return true;
+}
+
+/* Splits a benchmark name at '/' into buf; returns the part count. */
+int ak_split(const char *s, char *buf, size_t size, const char **part,
+	     int max)
+{
+	char *p;
+	int n = 0;
+
+	snprintf(buf, size, "%s", s);
+	for (p = buf; n < max; ) {
+		part[n++] = p;
+		p = strchr(p, '/');
+		if (!p)
+			break;
+		*p++ = 0;
+	}
+	return n;
+}
+
+/* The value of a "key:value" part ("threads:4" -> "4"), or NULL. */
+const char *ak_param(const char *const *part, int n, const char *key)
+{
+	size_t l = strlen(key);
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (!strncmp(part[i], key, l) && part[i][l] == ':')
+			return part[i] + l + 1;
+	return NULL;
+}
+
+/* The ordering in a label's brackets: "lock cmpxchgq [full]" -> "full". */
+bool ak_ordering(const char *label, char *buf, size_t size)
+{
+	const char *o = strrchr(label, '['), *c;
+
+	*buf = 0;
+	if (!o || !(c = strchr(o, ']')))
+		return false;
+	snprintf(buf, size, "%.*s", (int)(c - o - 1), o + 1);
+	return true;
+}
+
+/* The instruction before the brackets: "lock cmpxchgq". */
+bool ak_instruction(const char *label, char *buf, size_t size)
+{
+	const char *o = strrchr(label, '[');
+	size_t n = o ? (size_t)(o - label) : strlen(label);
+
+	while (n && label[n - 1] == ' ')
+		n--;
+	snprintf(buf, size, "%.*s", (int)n, label);
+	return n > 0;
+}
+
+/* ---- formatting ---- */
+
+/*
+ * Three significant digits, integers from 100 up: the precision the
+ * figures carry (run-to-run spreads are a few percent).
+ */
+const char *ak_num(double v)
+{
+	char *b = ring();
+	size_t n;
+
+	if (isnan(v))
+		return "–";
+	if (fabs(v) >= 99.95 || v == 0 || isinf(v)) {
+		snprintf(b, RINGLEN, "%.0f", v);
+		return b;
+	}
+	snprintf(b, RINGLEN, "%#.3g", v);
+	n = strlen(b);
+	if (n && b[n - 1] == '.')
+		b[n - 1] = 0;
+	return b;
+}
+
+const char *ak_pct(double frac)
+{
+	char *b = ring();
+	double p = frac * 100;
+
+	if (isnan(frac))
+		return "–";
+	snprintf(b, RINGLEN, fabs(p) >= 9.95 ? "%.0f%%" :
+		 fabs(p) >= 0.995 ? "%.1f%%" : "%.2f%%", p);
+	return b;
+}
+
+/* "14.9 - 15.1, cv 0.5%", or "1 run". */
+const char *ak_spread(const struct ak_fig *f)
+{
+	bool cv = !isnan(f->cv) && f->reps > 1;
+	char lo[32], hi[32], c[32], *b;
+
+	/* local copies: the ring's buffers must not feed the ring */
+	snprintf(lo, sizeof(lo), "%s", ak_num(f->min));
+	snprintf(hi, sizeof(hi), "%s", ak_num(f->max));
+	snprintf(c, sizeof(c), "%s", ak_pct(f->cv));
+	b = ring();
+	if (f->n > 1 && cv)
+		snprintf(b, RINGLEN, "%s - %s, cv %s", lo, hi, c);
+	else if (f->n > 1)
+		snprintf(b, RINGLEN, "%s - %s", lo, hi);
+	else if (cv)
+		snprintf(b, RINGLEN, "cv %s", c);
+	else if (isnan(f->v))
+		return "–";
+	else
+		return "1 run";
+	return b;
+}
+
+/* " (190 - 201)" after a figure of several runs, else "". */
+const char *ak_range(const struct ak_fig *f)
+{
+	char lo[32], hi[32], *b;
+
+	if (f->n < 2)
+		return "";
+	snprintf(lo, sizeof(lo), "%s", ak_num(f->min));
+	snprintf(hi, sizeof(hi), "%s", ak_num(f->max));
+	b = ring();
+	snprintf(b, RINGLEN, " (%s - %s)", lo, hi);
+	return b;
+}
+
+/* What a figure of this set is: "median of 5 runs". */
+const char *ak_runs(const struct ak_set *s)
+{
+	char *b = ring();
+
+	if (s->reps > 1)
+		snprintf(b, RINGLEN, "median of %d runs", s->reps);
+	else
+		snprintf(b, RINGLEN, "1 run each (%s mode)",
+			 *ak_mach(s, "ak_run_mode") ?
+			 ak_mach(s, "ak_run_mode") : "quick");
+	return b;
+}
+
+/* Text from the files, made inert in Markdown (and in a table cell). */
+void md_text(const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '\n' || *s == '\r' || *s == '\t')
+			putchar(' ');
+		else if (strchr("\\`*_[]<>|#", *s))
+			printf("\\%c", *s);
+		else
+			putchar(*s);
+	}
+}
+
+/* A skip reason as "skipped: why": Google Benchmark's own may say it. */
+void md_skip(const char *why)
+{
+	if (!ak_has_prefix(why, "skipped"))
+		fputs("skipped: ", stdout);
+	md_text(why);
+}
+
+/* A name or an instruction as code; a '|' would still end the cell. */
+void md_code(const char *s)
+{
+	if (!*s)
+		return;
+	putchar('`');
+	for (; *s; s++) {
+		if (*s == '|')
+			fputs("\\|", stdout);
+		else if (*s == '`')
+			putchar('\'');
+		else if (*s == '\n' || *s == '\r' || *s == '\t')
+			putchar(' ');
+		else
+			putchar(*s);
+	}
+	putchar('`');
+}

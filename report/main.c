@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: MIT
+/*
+ * atomkit-report: the command line, `check`, and the exit statuses every
+ * subcommand shares (doc/report.md).
+ */
+#include "report.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage_text[] =
+"usage: atomkit-report tables SET...          Markdown tables of each set\n"
+"       atomkit-report select SET...          primitive-selection report\n"
+"       atomkit-report compare A B            every benchmark of A beside B\n"
+"       atomkit-report index DIR              index of the sets under DIR\n"
+"       atomkit-report plot SET... -o OUTDIR  SVG plots through gnuplot\n"
+"       atomkit-report check SET...           validate only\n"
+"       atomkit-report --help\n"
+"\n"
+"A SET is a folder scripts/run-bench wrote: results/<arch>/<machine>/\n"
+"<date>-<rev>/ with machine.json and <suite>.json files.  Markdown goes to\n"
+"stdout; problems go to stderr, one line each, naming the file.\n"
+"\n"
+"Exit status:\n"
+"  0  every input was read\n"
+"  1  some file or set was rejected (reported on stderr); the output was\n"
+"     rendered from the rest\n"
+"  2  usage error: unknown subcommand or option, missing argument\n"
+"  3  nothing usable: every set was rejected or empty (compare: A or B was,\n"
+"     e.g. of another schema, so nothing was compared; index: no set found)\n"
+"\n"
+"plot runs $AK_GNUPLOT if set, else the gnuplot configure found; without\n"
+"one it writes the scripts and data, no SVG, and the exit status is\n"
+"unaffected.  Details: doc/report.md.\n";
+
+static int usage(FILE *f, int status)
+{
+	fputs(usage_text, f);
+	fprintf(f, "(configure found gnuplot: %s)\n",
+		*AK_GNUPLOT ? AK_GNUPLOT : "none");
+	return status;
+}
+
+static int usage_error(const char *fmt, const char *arg)
+{
+	fputs("atomkit-report: ", stderr);
+	fprintf(stderr, fmt, arg);
+	fputs(" (try atomkit-report --help)\n", stderr);
+	return AK_EXIT_USAGE;
+}
+
+/* `check`: validation only, a line per set on stdout. */
+static int cmd_check(int argc, char **argv)
+{
+	int i, usable = 0;
+
+	for (i = 0; i < argc; i++) {
+		struct ak_set *s = ak_set_load(argv[i]);
+		int j, nb = 0;
+
+		for (j = 0; j < s->nr_suites; j++)
+			nb += s->suites[j].nr_bench;
+		if (!s->usable) {
+			printf("%s: rejected: %s\n", s->path, ak_why(s));
+		} else {
+			usable++;
+			printf("%s: %s (%d suites, %d benchmarks", s->path,
+			       s->nr_problems ? "problems" : "ok",
+			       s->nr_suites, nb);
+			if (s->nr_problems)
+				printf("; %d problem%s, reported above", s->nr_problems,
+				       s->nr_problems > 1 ? "s" : "");
+			if (s->missing.n) {
+				fputs("; missing:", stdout);
+				for (j = 0; j < s->missing.n; j++)
+					printf(" %s", s->missing.v[j]);
+			}
+			if (s->emulated)
+				fputs("; emulated: figures mean nothing", stdout);
+			puts(")");
+		}
+		ak_set_free(s);
+	}
+	return ak_exit_status(usable);
+}
+
+int main(int argc, char **argv)
+{
+	const char *cmd, *outdir = NULL;
+	char **args;
+	int i, n = 0;
+
+	if (argc < 2)
+		return usage(stderr, AK_EXIT_USAGE);
+	cmd = argv[1];
+	if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") ||
+	    !strcmp(cmd, "help"))
+		return usage(stdout, AK_EXIT_OK);
+	if (cmd[0] == '-')
+		return usage_error("unknown option '%s'", cmd);
+	if (strcmp(cmd, "tables") && strcmp(cmd, "select") &&
+	    strcmp(cmd, "compare") && strcmp(cmd, "index") &&
+	    strcmp(cmd, "plot") && strcmp(cmd, "check"))
+		return usage_error("unknown subcommand '%s'", cmd);
+
+	/* operands, with -o for plot; "--" ends the options */
+	args = calloc(argc, sizeof(*args));
+	if (!args)
+		return AK_EXIT_NOTHING;
+	for (i = 2; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (!strcmp(a, "--")) {
+			while (++i < argc)
+				args[n++] = argv[i];
+			break;
+		}
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			free(args);
+			return usage(stdout, AK_EXIT_OK);
+		}
+		if (!strcmp(cmd, "plot") && (!strcmp(a, "-o") ||
+					     !strcmp(a, "--output"))) {
+			if (i + 1 >= argc) {
+				free(args);
+				return usage_error("%s needs a folder", a);
+			}
+			outdir = argv[++i];
+			continue;
+		}
+		if (!strcmp(cmd, "plot") && ak_has_prefix(a, "--output=")) {
+			outdir = a + strlen("--output=");
+			continue;
+		}
+		if (a[0] == '-' && a[1]) {
+			free(args);
+			return usage_error("unknown option '%s'", a);
+		}
+		args[n++] = argv[i];
+	}
+
+	if (!strcmp(cmd, "compare") && n != 2) {
+		free(args);
+		return usage_error("%s: needs two sets, A and B", cmd);
+	}
+	if (!strcmp(cmd, "index") && n != 1) {
+		free(args);
+		return usage_error("%s: needs one folder (e.g. results/)", cmd);
+	}
+	if (!n) {
+		free(args);
+		return usage_error("%s: needs at least one set", cmd);
+	}
+	if (!strcmp(cmd, "plot") && (!outdir || !*outdir)) {
+		free(args);
+		return usage_error("%s: needs -o OUTDIR", cmd);
+	}
+
+	if (!strcmp(cmd, "tables"))
+		i = cmd_tables(n, args);
+	else if (!strcmp(cmd, "select"))
+		i = cmd_select(n, args);
+	else if (!strcmp(cmd, "compare"))
+		i = cmd_compare(n, args);
+	else if (!strcmp(cmd, "index"))
+		i = cmd_index(n, args);
+	else if (!strcmp(cmd, "plot"))
+		i = cmd_plot(n, args, outdir);
+	else
+		i = cmd_check(n, args);
+	free(args);
+	/* a full disk must not pass for a complete report */
+	if (fflush(stdout) || ferror(stdout)) {
+		ak_problem("cannot write the output: %s", strerror(errno));
+		return AK_EXIT_NOTHING;
+	}
+	return i;
+}

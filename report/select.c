@@ -1,0 +1,741 @@
+// SPDX-License-Identifier: MIT
+/*
+ * `select`: for each operation an allocator port needs, the measured
+ * implementations ranked on each machine, the winner and its margin, and
+ * whether the margin is beyond the noise; then, across machines, where the
+ * choice changes.  And `index`: one row per result set under a folder,
+ * with the headline figures.
+ */
+#include "report.h"
+
+#include <dirent.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+struct cand {
+	const struct ak_bench *b;
+	char choice[96];	/* what a port would pick: "rseq", "lock" */
+	struct ak_fig u, t;	/* in the unit; in ns */
+	double key;		/* what it is ranked by */
+};
+
+struct cands {
+	struct cand *v;
+	int n, cap;
+};
+
+static void cand_add(struct cands *c, const struct ak_set *s,
+		     const struct ak_bench *b, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static void cand_add(struct cands *c, const struct ak_set *s,
+		     const struct ak_bench *b, const char *fmt, ...)
+{
+	struct cand *x;
+	va_list ap;
+
+	if (!b)
+		return;
+	if (c->n == c->cap) {
+		c->cap = c->cap ? 2 * c->cap : 16;
+		c->v = ak_realloc(c->v, c->cap * sizeof(*c->v));
+	}
+	x = &c->v[c->n++];
+	memset(x, 0, sizeof(*x));
+	x->b = b;
+	va_start(ap, fmt);
+	vsnprintf(x->choice, sizeof(x->choice), fmt, ap);
+	va_end(ap);
+	ak_fig_unit(s, b, "", &x->u);
+	ak_fig(b, "real_time", &x->t);
+}
+
+/* ---- the candidates of each operation ---- */
+
+#define PARTS	12
+
+struct name {
+	char buf[256];
+	const char *p[PARTS];
+	int n;
+};
+
+static int parse(struct name *nm, const char *name)
+{
+	nm->n = ak_split(name, nm->buf, sizeof(nm->buf), nm->p, PARTS);
+	return nm->n;
+}
+
+/* prim/<arch>/<op>/<variant>/lat of a real arch (not ref, not generic) */
+static bool arch_prim(const struct name *nm, const char *op)
+{
+	return nm->n == 5 && !strcmp(nm->p[0], "prim") &&
+		strcmp(nm->p[1], "ref") && strcmp(nm->p[1], "generic") &&
+		!strcmp(nm->p[2], op) && !strcmp(nm->p[4], "lat");
+}
+
+static void c_percpu(const struct ak_set *s, struct cands *c, const char *op)
+{
+	struct name nm;
+	int i;
+
+	for (i = 0; i < s->nr_bench; i++)
+		if (parse(&nm, s->bench[i].name) == 3 &&
+		    !strcmp(nm.p[0], "percpu") && !strcmp(nm.p[1], op))
+			cand_add(c, s, &s->bench[i], "this_cpu %s", nm.p[2]);
+}
+
+static void c_list(const struct ak_set *s, struct cands *c)
+{
+	c_percpu(s, c, "list_pop_push");
+}
+
+static void c_freelist_designs(const struct ak_set *s, struct cands *c)
+{
+	static const char *const fl[] = { "slub-tid", "slub-local",
+					  "rseq-list", NULL };
+	int i;
+
+	/* the three designs that keep a linked freelist per CPU */
+	for (i = 0; fl[i]; i++)
+		cand_add(c, s, ak_findf(s, "slab/pair/%s/size:64", fl[i]),
+			 "%s", fl[i]);
+}
+
+static void c_pair_update(const struct ak_set *s, struct cands *c)
+{
+	struct name nm;
+	int i;
+
+	c_percpu(s, c, "cmpxchg128");
+	for (i = 0; i < s->nr_bench; i++) {
+		char order[64];
+
+		if (parse(&nm, s->bench[i].name) != 5 ||
+		    strcmp(nm.p[0], "prim") || strcmp(nm.p[4], "lat") ||
+		    !strcmp(nm.p[1], "ref") ||
+		    (strcmp(nm.p[2], "cmpxchg128") &&
+		     strcmp(nm.p[2], "try_cmpxchg128")))
+			continue;
+		ak_ordering(s->bench[i].label, order, sizeof(order));
+		cand_add(c, s, &s->bench[i], "%s%s/%s%s%s%s",
+			 strcmp(nm.p[1], "generic") ? "" : "generic ",
+			 nm.p[2], nm.p[3], *order ? " [" : "", order,
+			 *order ? "]" : "");
+	}
+}
+
+static void c_counter_add(const struct ak_set *s, struct cands *c)
+{
+	struct name nm;
+	int i;
+
+	c_percpu(s, c, "add");
+	for (i = 0; i < s->nr_bench; i++) {
+		char order[64];
+
+		if (parse(&nm, s->bench[i].name) && arch_prim(&nm,
+							      "fetch_add64")) {
+			ak_ordering(s->bench[i].label, order, sizeof(order));
+			cand_add(c, s, &s->bench[i], "fetch_add64/%s%s%s%s",
+				 nm.p[3], *order ? " [" : "", order,
+				 *order ? "]" : "");
+		}
+	}
+}
+
+/*
+ * [local] against [full] cmpxchg64.  arm64 and ppc64 have no [local]
+ * variant: their _local maps to the relaxed one, which stands in.
+ */
+static void c_local_full(const struct ak_set *s, struct cands *c)
+{
+	const char *local = "local";
+	char order[64];
+	struct name nm;
+	int i;
+
+	for (i = 0; i < s->nr_bench; i++)
+		if (parse(&nm, s->bench[i].name) &&
+		    arch_prim(&nm, "cmpxchg64") &&
+		    ak_ordering(s->bench[i].label, order, sizeof(order)) &&
+		    ak_has_prefix(order, "local"))
+			break;
+	if (i == s->nr_bench)
+		local = "relaxed";
+	for (i = 0; i < s->nr_bench; i++) {
+		if (!parse(&nm, s->bench[i].name) ||
+		    !arch_prim(&nm, "cmpxchg64"))
+			continue;
+		ak_ordering(s->bench[i].label, order, sizeof(order));
+		/* a skipped variant has no label: listed with its reason */
+		if (s->bench[i].skip || ak_has_prefix(order, local) ||
+		    ak_has_prefix(order, "full"))
+			cand_add(c, s, &s->bench[i], "cmpxchg64/%s%s%s%s",
+				 nm.p[3], *order ? " [" : "", order,
+				 *order ? "]" : "");
+	}
+}
+
+static void c_bulk(const struct ak_set *s, struct cands *c)
+{
+	struct name nm;
+	int i;
+
+	for (i = 0; i < s->nr_bench; i++)
+		if (parse(&nm, s->bench[i].name) == 4 &&
+		    !strcmp(nm.p[0], "slab") && !strcmp(nm.p[3], "bulk:16") &&
+		    (!strcmp(nm.p[1], "bulk") ||
+		     !strcmp(nm.p[1], "bulk_fallback")))
+			cand_add(c, s, &s->bench[i], "%s %s", nm.p[2],
+				 strcmp(nm.p[1], "bulk") ? "single calls" :
+				 "bulk");
+}
+
+static void c_fastpath(const struct ak_set *s, struct cands *c)
+{
+	struct name nm;
+	int i;
+
+	for (i = 0; i < s->nr_bench; i++)
+		if (parse(&nm, s->bench[i].name) == 4 &&
+		    !strcmp(nm.p[0], "slab") && !strcmp(nm.p[1], "pair") &&
+		    !strcmp(nm.p[3], "size:64"))
+			cand_add(c, s, &s->bench[i], "%s", nm.p[2]);
+}
+
+struct op {
+	const char *name;
+	const char *what;
+	void (*collect)(const struct ak_set *s, struct cands *c);
+};
+
+static const struct op ops[] = {
+	{ "freelist pop+push (per-CPU op)",
+	  "`this_cpu_list_pop` then `this_cpu_list_push` (`percpu/list_pop_push/<mode>`), by per-CPU mode: the freelist fastpath without the allocator around it",
+	  c_list },
+	{ "freelist pop+push (in the allocator)",
+	  "an alloc+free pair of 64 bytes in the three freelist designs (`slab/pair/<design>/size:64`)",
+	  c_freelist_designs },
+	{ "pair update of freelist+counter",
+	  "a 16-byte compare-and-exchange of {freelist, tid}: `this_cpu_cmpxchg128` by mode (`percpu/cmpxchg128/<mode>`) and the cmpxchg128 and try_cmpxchg128 instructions, latency (`prim/.../cmpxchg128/<variant>/lat`)",
+	  c_pair_update },
+	{ "per-CPU counter add",
+	  "`this_cpu_add` by mode (`percpu/add/<mode>`) against an atomic fetch_add64 (`prim/<arch>/fetch_add64/<variant>/lat`)",
+	  c_counter_add },
+	{ "local vs SMP-safe cmpxchg",
+	  "cmpxchg64 labelled [local] (relaxed where the arch has no local variant) against [full], latency (`prim/<arch>/cmpxchg64/<variant>/lat`)",
+	  c_local_full },
+	{ "bulk refill",
+	  "per object, 16 at a time: `alloc_bulk` + `free_bulk` (`slab/bulk/<design>/bulk:16`) against single calls (`slab/bulk_fallback/<impl>/bulk:16`)",
+	  c_bulk },
+	{ "allocator fastpath",
+	  "an alloc+free pair of 64 bytes, every design and system malloc (`slab/pair/<impl>/size:64`)",
+	  c_fastpath },
+};
+
+#define NR_OPS	((int)(sizeof(ops) / sizeof(ops[0])))
+
+/* The outcome of one ranking, for "Where the choice changes". */
+struct verdict {
+	char winner[96];
+	char text[320];
+	bool has_winner;
+	bool noise;		/* the two best are within noise */
+};
+
+static int cmp_cand(const void *a, const void *b)
+{
+	const struct cand *x = a, *y = b;
+	bool dx = x->b->skip || isnan(x->key);
+	bool dy = y->b->skip || isnan(y->key);
+
+	/* the unranked (skipped, no figure) sink to the bottom */
+	if (dx != dy)
+		return dx - dy;
+	if (dx)
+		return 0;
+	return x->key < y->key ? -1 : x->key > y->key;
+}
+
+static void rank(const struct ak_set *s, const struct op *op, int no,
+		 struct verdict *vd)
+{
+	struct cands c = { 0 };
+	bool by_unit = *s->counter != 0;
+	struct ak_fig f1, f2;
+	const char *margin;
+	int i, nr = 0;
+
+	memset(vd, 0, sizeof(*vd));
+	printf("\n### %d. %s\n\n%s.\n\n", no, op->name, op->what);
+	op->collect(s, &c);
+	if (!c.n) {
+		puts("No candidate measured in this set.");
+		snprintf(vd->text, sizeof(vd->text), "no data");
+		goto out;
+	}
+	/* the unit if every figure has it, else ns: never a mix */
+	for (i = 0; i < c.n; i++)
+		if (!c.v[i].b->skip && isnan(c.v[i].u.v) && !isnan(c.v[i].t.v))
+			by_unit = false;
+	for (i = 0; i < c.n; i++) {
+		c.v[i].key = by_unit ? c.v[i].u.v : c.v[i].t.v;
+		if (!c.v[i].b->skip && !isnan(c.v[i].key))
+			nr++;
+	}
+	qsort(c.v, c.n, sizeof(*c.v), cmp_cand);
+	printf("| rank | candidate | benchmark | %s | ns | spread |\n|--:|---|---|--:|--:|---|\n",
+	       s->unit);
+	for (i = 0; i < c.n; i++) {
+		const struct cand *x = &c.v[i];
+
+		if (i < nr)
+			printf("| %d | ", i + 1);
+		else
+			fputs("| – | ", stdout);
+		md_text(x->choice);
+		fputs(" | ", stdout);
+		md_code(x->b->name);
+		if (x->b->skip) {
+			fputs(" | ", stdout);
+			md_skip(x->b->skip);
+			puts(" | | |");
+			continue;
+		}
+		printf(" | %s | %s | %s |\n", ak_num(x->u.v), ak_num(x->t.v),
+		       ak_spread(by_unit ? &x->u : &x->t));
+	}
+	putchar('\n');
+	if (!nr) {
+		puts("No winner: every candidate was skipped.");
+		snprintf(vd->text, sizeof(vd->text), "all skipped");
+		goto out;
+	}
+	snprintf(vd->winner, sizeof(vd->winner), "%s", c.v[0].choice);
+	vd->has_winner = true;
+	if (nr == 1) {
+		fputs("**", stdout);
+		md_text(c.v[0].choice);
+		puts("**: the only candidate measured.");
+		snprintf(vd->text, sizeof(vd->text), "%s (only one measured)",
+			 c.v[0].choice);
+		goto out;
+	}
+	f1 = by_unit ? c.v[0].u : c.v[0].t;
+	f2 = by_unit ? c.v[1].u : c.v[1].t;
+	margin = ak_pct(f2.v / f1.v - 1);
+	fputs("**", stdout);
+	md_text(c.v[0].choice);
+	switch (ak_noise(&f1, &f2)) {
+	case AK_NOISE:
+		vd->noise = true;
+		printf("** leads ");
+		md_text(c.v[1].choice);
+		printf(" by %s, **within noise**: the two best differ by less than their spreads.\n",
+		       margin);
+		snprintf(vd->text, sizeof(vd->text),
+			 "%s ~ %s (within noise)", c.v[0].choice,
+			 c.v[1].choice);
+		break;
+	case AK_DISTINCT:
+		printf("** wins by %s over ", margin);
+		md_text(c.v[1].choice);
+		puts(", beyond the spreads of both.");
+		snprintf(vd->text, sizeof(vd->text), "%s (wins by %s)",
+			 c.v[0].choice, margin);
+		break;
+	case AK_UNJUDGED:
+		printf("** wins by %s over ", margin);
+		md_text(c.v[1].choice);
+		puts(" (1 run each: the noise cannot be judged).");
+		snprintf(vd->text, sizeof(vd->text),
+			 "%s (by %s, 1 run: noise not judged)",
+			 c.v[0].choice, margin);
+		break;
+	}
+out:
+	free(c.v);
+}
+
+static void select_set(const struct ak_set *s, struct verdict *vd)
+{
+	int k;
+
+	printf("\n## Selection: ");
+	md_text(ak_machine_name(s));
+	fputs(" (", stdout);
+	md_text(ak_mach(s, "ak_arch"));
+	fputs("), ", stdout);
+	md_text(ak_set_name(s));
+	printf("\n\n");
+	if (s->emulated) {
+		puts("**emulated: no ranking (correctness only)**");
+		for (k = 0; k < NR_OPS; k++)
+			snprintf(vd[k].text, sizeof(vd[k].text), "emulated");
+		return;
+	}
+	fputs("Figures: ", stdout);
+	printf("%s, in ", ak_runs(s));
+	md_text(*ak_mach(s, "ak_counter_unit") ? ak_mach(s, "ak_counter_unit")
+		: "ns");
+	printf(" and ns; ranked by the first (lower is better). The margin is the runner-up's figure over the winner's, minus 1. Noise: %s.\n",
+	       s->reps > 1 ?
+	       "the two best are within noise when their min-max ranges overlap or they differ by less than twice the larger cv" :
+	       "1 run each, so no spread to judge by");
+	for (k = 0; k < NR_OPS; k++)
+		rank(s, &ops[k], k + 1, &vd[k]);
+}
+
+int cmd_select(int argc, char **argv)
+{
+	struct ak_set **sets = ak_alloc(argc * sizeof(*sets));
+	struct verdict *vd = ak_alloc(argc * NR_OPS * sizeof(*vd));
+	int i, k, usable = 0;
+
+	puts("# Primitive selection");
+	for (i = 0; i < argc; i++) {
+		struct ak_set *s = ak_set_load(argv[i]);
+
+		if (!s->usable) {
+			ak_set_free(s);
+			continue;
+		}
+		sets[usable] = s;
+		select_set(s, &vd[usable * NR_OPS]);
+		usable++;
+	}
+	if (usable > 1) {
+		puts("\n## Where the choice changes\n");
+		puts("The winner of each operation on each set (emulated sets are not ranked). \"yes\": the winners differ between the sets that have one; a change where the two best are within noise is no real change.\n");
+		fputs("| operation |", stdout);
+		for (i = 0; i < usable; i++) {
+			putchar(' ');
+			md_text(ak_machine_name(sets[i]));
+			fputs(" (", stdout);
+			md_text(ak_mach(sets[i], "ak_arch"));
+			fputs("), ", stdout);
+			md_text(ak_set_name(sets[i]));
+			fputs(" |", stdout);
+		}
+		fputs(" choice changes |\n|---|", stdout);
+		for (i = 0; i < usable; i++)
+			fputs("---|", stdout);
+		puts("---|");
+		for (k = 0; k < NR_OPS; k++) {
+			const char *first = NULL;
+			int with = 0, noisy = 0;
+			bool differs = false;
+
+			printf("| %s |", ops[k].name);
+			for (i = 0; i < usable; i++) {
+				struct verdict *v = &vd[i * NR_OPS + k];
+
+				putchar(' ');
+				md_text(v->text);
+				fputs(" |", stdout);
+				if (!v->has_winner)
+					continue;
+				with++;
+				noisy += v->noise;
+				if (!first)
+					first = v->winner;
+				else if (strcmp(first, v->winner))
+					differs = true;
+			}
+			printf(" %s", with < 2 ? "–" : differs ? "yes" : "no");
+			if (with >= 2 && differs && noisy)
+				printf(" (within noise on %d of %d)", noisy,
+				       with);
+			puts(" |");
+		}
+	}
+	for (i = 0; i < usable; i++)
+		ak_set_free(sets[i]);
+	free(sets);
+	free(vd);
+	return ak_exit_status(usable);
+}
+
+/* ---- index ---- */
+
+/* Folders with a machine.json, at any depth; a set is not entered. */
+static void walk(const char *dir, const char *rel, struct ak_strs *found,
+		 int depth)
+{
+	char *m = ak_asprintf("%s/machine.json", dir);
+	struct dirent *d;
+	struct stat st;
+	DIR *dd;
+
+	if (!stat(m, &st)) {
+		ak_strs_add(found, rel);
+		free(m);
+		return;
+	}
+	free(m);
+	if (depth > 32 || !(dd = opendir(dir)))
+		return;
+	while ((d = readdir(dd))) {
+		char *sub, *srel;
+
+		if (d->d_name[0] == '.')
+			continue;
+		sub = ak_asprintf("%s/%s", dir, d->d_name);
+		/* lstat: a link could loop, or leave the tree */
+		if (!lstat(sub, &st) && S_ISDIR(st.st_mode)) {
+			srel = *rel ? ak_asprintf("%s/%s", rel, d->d_name) :
+				ak_strdup(d->d_name);
+			walk(sub, srel, found, depth + 1);
+			free(srel);
+		}
+		free(sub);
+	}
+	closedir(dd);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* A relative link: what Markdown would misread is percent-encoded. */
+static void md_href(const char *rel, const char *file)
+{
+	const char *p;
+
+	putchar('(');
+	for (p = rel; *p; p++)
+		if (strchr(" ()<>[]|%\"'", *p) || (unsigned char)*p < 0x20)
+			printf("%%%02X", (unsigned char)*p);
+		else
+			putchar(*p);
+	printf("/%s)", file);
+}
+
+static const struct ak_bench *fastest(const struct ak_set *s, const char *op,
+				      const char *order, struct ak_fig *best)
+{
+	const struct ak_bench *who = NULL;
+	char o[64];
+	struct ak_fig f;
+	struct name nm;
+	int i;
+
+	ak_fig(NULL, "", best);
+	for (i = 0; i < s->nr_bench; i++) {
+		const struct ak_bench *b = &s->bench[i];
+
+		if (!parse(&nm, b->name) || !arch_prim(&nm, op) || b->skip ||
+		    !ak_ordering(b->label, o, sizeof(o)) ||
+		    !ak_has_prefix(o, order) || !ak_fig_unit(s, b, "", &f))
+			continue;
+		if (!who || f.v < best->v) {
+			who = b;
+			*best = f;
+		}
+	}
+	return who;
+}
+
+static const char *best_slab(const struct ak_set *s, const char *wl,
+			     const char *arg, struct ak_fig *best)
+{
+	const char *who = NULL;
+	struct ak_fig f;
+	struct name nm;
+	int i;
+
+	ak_fig(NULL, "", best);
+	for (i = 0; i < s->nr_bench; i++) {
+		const struct ak_bench *b = &s->bench[i];
+
+		if (parse(&nm, b->name) < 4 || strcmp(nm.p[0], "slab") ||
+		    strcmp(nm.p[1], wl) || strcmp(nm.p[3], arg) ||
+		    ak_has_prefix(nm.p[2], "malloc-") ||
+		    !ak_fig_unit(s, b, "", &f))
+			continue;
+		if (!who || f.v < best->v) {
+			who = b->name;
+			*best = f;
+		}
+	}
+	return who;
+}
+
+static const char *variant_of(const char *name)
+{
+	static char buf[64];
+	struct name nm;
+
+	if (parse(&nm, name) < 4)
+		return "?";
+	snprintf(buf, sizeof(buf), "%s", nm.p[3]);
+	return buf;
+}
+
+static const char *impl_of(const char *name)
+{
+	static char buf[64];
+	struct name nm;
+
+	if (parse(&nm, name) < 3)
+		return "?";
+	snprintf(buf, sizeof(buf), "%s", nm.p[2]);
+	return buf;
+}
+
+static void index_row(const struct ak_set *s, const char *rel)
+{
+	struct ak_fig full, loc, c128, f;
+	const struct ak_bench *b;
+	const char *who, *local = "local", *sep;
+	struct name nm;
+	int i, n;
+
+	n = parse(&nm, rel);
+	fputs("| ", stdout);
+	md_text(s->usable ? ak_machine_name(s) : n >= 2 ? nm.p[n - 2] : "–");
+	fputs(" | ", stdout);
+	md_text(s->usable ? ak_mach(s, "ak_arch") : n >= 3 ? nm.p[n - 3] :
+		"–");
+	/* the folder's name is the date-rev scripts/run-bench gave it */
+	fputs(" | [", stdout);
+	md_text(nm.p[n - 1]);
+	fputs("]", stdout);
+	md_href(rel, "");
+	fputs(" ([tables]", stdout);
+	md_href(rel, "tables.md");
+	fputs(") |", stdout);
+	if (!s->usable) {
+		fputs(" – | – | – | – | – | – | – | rejected: ", stdout);
+		md_text(ak_why(s));
+		puts(" |");
+		return;
+	}
+	printf(" %s | ", s->emulated ? "yes" : "no");
+	md_text(s->unit);
+	fputs(" |", stdout);
+
+	/* locked against local cmpxchg64: the fastest usable of each */
+	fastest(s, "cmpxchg64", "full", &full);
+	if (!fastest(s, "cmpxchg64", "local", &loc) &&
+	    fastest(s, "cmpxchg64", "relaxed", &loc))
+		local = "relaxed";
+	printf(" %s / %s%s |", ak_num(full.v), ak_num(loc.v),
+	       strcmp(local, "local") ? " (relaxed)" : "");
+	b = fastest(s, "cmpxchg128", "full", &c128);
+	printf(" %s", ak_num(c128.v));
+	if (b) {
+		fputs(" (", stdout);
+		md_text(variant_of(b->name));
+		putchar(')');
+	}
+	fputs(" |", stdout);
+	for (i = 0; i < 3; i++) {
+		static const char *const mode[] = { "rseq", "atomic",
+						    "thread" };
+
+		ak_fig_unit(s, ak_findf(s, "percpu/add/%s", mode[i]), "", &f);
+		printf("%s%s", i ? " / " : " ", ak_num(f.v));
+	}
+	fputs(" |", stdout);
+	who = best_slab(s, "pair", "size:64", &f);
+	printf(" %s", ak_num(f.v));
+	if (who) {
+		fputs(" (", stdout);
+		md_text(impl_of(who));
+		putchar(')');
+	}
+	fputs(" |", stdout);
+	who = best_slab(s, "bulk", "bulk:16", &f);
+	printf(" %s", ak_num(f.v));
+	if (who) {
+		fputs(" (", stdout);
+		md_text(impl_of(who));
+		putchar(')');
+	}
+	fputs(" |", stdout);
+	sep = " ";
+	if (s->emulated) {
+		printf("%semulated: figures mean nothing", sep);
+		sep = "; ";
+	}
+	if (s->reps <= 1) {
+		printf("%s1 run each", sep);
+		sep = "; ";
+	}
+	if (s->missing.n) {
+		printf("%smissing:", sep);
+		for (i = 0; i < s->missing.n; i++) {
+			putchar(' ');
+			md_text(s->missing.v[i]);
+		}
+		sep = "; ";
+	}
+	if (s->nr_problems) {
+		printf("%s%d problem%s, the first: ", sep, s->nr_problems,
+		       s->nr_problems > 1 ? "s" : "");
+		md_text(ak_why(s));
+	}
+	puts(" |");
+}
+
+int cmd_index(int argc, char **argv)
+{
+	struct ak_strs found = { 0 };
+	char *dir = ak_strdup(argv[0]);
+	size_t l = strlen(dir);
+	struct stat st;
+	int i, usable = 0;
+
+	(void)argc;
+	while (l > 1 && dir[l - 1] == '/')
+		dir[--l] = 0;
+	if (stat(dir, &st) || !S_ISDIR(st.st_mode)) {
+		ak_problem("%s: not a folder", dir);
+		free(dir);
+		return AK_EXIT_NOTHING;
+	}
+	walk(dir, "", &found, 0);
+	if (found.n > 1)
+		qsort(found.v, found.n, sizeof(*found.v), cmp_str);
+	puts("# Result sets\n");
+	{
+		char *cmd = ak_asprintf("atomkit-report index %s", dir);
+
+		fputs("Written by ", stdout);
+		md_code(cmd);
+		free(cmd);
+	}
+	puts(": one row per result set (a folder with machine.json), with the headline figures in the set's counter unit: medians, lower is better, \"–\" where the set has no such figure. Each set's `tables.md` is `atomkit-report tables SET`.\n");
+	puts("- cmpxchg64: the fastest usable arch variant labelled [full] / the fastest [local] (relaxed where the arch has none), latency");
+	puts("- cmpxchg128: the fastest usable arch variant labelled [full], latency");
+	puts("- this\\_cpu\\_add: `percpu/add/<mode>` for rseq / atomic / thread");
+	puts("- slab pair: the best design's alloc+free pair of 64 bytes; bulk-16: the best design's `alloc_bulk`+`free_bulk` of 16, per object\n");
+	if (!found.n) {
+		puts("No result sets here.");
+		ak_problem("%s: no result sets (folders with machine.json) under it",
+			   dir);
+		free(dir);
+		return AK_EXIT_NOTHING;
+	}
+	puts("| machine | arch | set | emulated | unit | cmpxchg64 full / local | cmpxchg128 full | this\\_cpu\\_add rseq / atomic / thread | slab pair 64 B (best design) | bulk-16 per object (best design) | notes |");
+	puts("|---|---|---|---|---|--:|--:|--:|--:|--:|---|");
+	for (i = 0; i < found.n; i++) {
+		char *p = *found.v[i] ? ak_asprintf("%s/%s", dir, found.v[i]) :
+			ak_strdup(dir);
+		struct ak_set *s = ak_set_load(p);
+
+		index_row(s, *found.v[i] ? found.v[i] : ".");
+		usable += s->usable;
+		ak_set_free(s);
+		free(p);
+	}
+	ak_strs_free(&found);
+	free(dir);
+	return ak_exit_status(usable);
+}

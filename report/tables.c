@@ -1,0 +1,1311 @@
+// SPDX-License-Identifier: MIT
+/*
+ * `tables`: each set as the tables kernel mailing-list threads post, one
+ * per suite, then the slab seed tables (doc/report.md lists them).  A
+ * table without data is left out with one line saying why; a skipped
+ * benchmark is "n/a" with its reason as a numbered note under the table.
+ */
+#include "report.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- cells keyed by row and column, for the matrix-shaped tables ---- */
+
+struct grid_cell {
+	const char *r, *c;
+	const struct ak_bench *b;
+};
+
+struct grid {
+	struct ak_strs rows, cols;
+	struct grid_cell *v;
+	int n, cap;
+};
+
+static void grid_add(struct grid *g, const char *r, const char *c,
+		     const struct ak_bench *b)
+{
+	if (g->n == g->cap) {
+		g->cap = g->cap ? 2 * g->cap : 64;
+		g->v = ak_realloc(g->v, g->cap * sizeof(*g->v));
+	}
+	g->v[g->n].r = ak_strs_add(&g->rows, r);
+	g->v[g->n].c = ak_strs_add(&g->cols, c);
+	g->v[g->n++].b = b;
+}
+
+static const struct ak_bench *grid_get(const struct grid *g, const char *r,
+				       const char *c)
+{
+	int i;
+
+	for (i = 0; i < g->n; i++)
+		if (!strcmp(g->v[i].r, r) && !strcmp(g->v[i].c, c))
+			return g->v[i].b;
+	return NULL;
+}
+
+static void grid_free(struct grid *g)
+{
+	ak_strs_free(&g->rows);
+	ak_strs_free(&g->cols);
+	free(g->v);
+	memset(g, 0, sizeof(*g));
+}
+
+/* ---- numbered notes under a table: the reasons of skipped runs ---- */
+
+struct notes {
+	struct ak_strs v;
+};
+
+static int note(struct notes *n, const char *text)
+{
+	ak_strs_add(&n->v, text);
+	return ak_strs_find(&n->v, text) + 1;
+}
+
+static void notes_end(struct notes *n)
+{
+	int i;
+
+	for (i = 0; i < n->v.n; i++) {
+		printf("%s(%d) ", i ? "  \n" : "\n", i + 1);
+		md_text(n->v.v[i]);
+	}
+	if (n->v.n)
+		putchar('\n');
+	ak_strs_free(&n->v);
+}
+
+/* ---- titles ---- */
+
+static void title(const struct ak_set *s, const char *what)
+{
+	fputs("\n### ", stdout);
+	md_text(what);
+	fputs(": ", stdout);
+	md_text(ak_machine_name(s));
+	printf("\n\n");
+}
+
+/* The line under a title: the unit and the spread the cells show. */
+static void caption(const struct ak_set *s, const char *unit,
+		    const char *cells, const char *spread)
+{
+	fputs("Unit: ", stdout);
+	if (unit) {
+		fputs(unit, stdout);
+	} else if (*s->counter) {
+		md_text(*ak_mach(s, "ak_counter_unit") ?
+			ak_mach(s, "ak_counter_unit") : s->counter);
+		fputs(" (", stdout);
+		md_code(s->counter);
+		fputs(")", stdout);
+	} else {
+		fputs("ns", stdout);
+	}
+	printf(". Cells: %s, %s. Spread: %s.\n\n", cells, ak_runs(s),
+	       s->reps > 1 ? spread : "none (1 run)");
+}
+
+static void skip_cell(const struct ak_bench *b, struct notes *n)
+{
+	if (!b)
+		fputs(" – |", stdout);
+	else
+		printf(" n/a (%d) |", note(n, b->skip));
+}
+
+/* A figure in the unit with its min-max: "195 (190 - 201)". */
+static void unit_cell(const struct ak_set *s, const struct ak_bench *b,
+		      const char *prefix, struct notes *n)
+{
+	struct ak_fig f;
+
+	if (!b || b->skip) {
+		skip_cell(b, n);
+		return;
+	}
+	ak_fig_unit(s, b, prefix, &f);
+	printf(" %s%s |", ak_num(f.v), ak_range(&f));
+}
+
+/* ---- the set's header ---- */
+
+static void hrow(const char *key, const char *val)
+{
+	printf("| %s | ", key);
+	if (*val)
+		md_text(val);
+	else
+		fputs("–", stdout);
+	puts(" |");
+}
+
+void ak_set_header(const struct ak_set *s, int level)
+{
+	char buf[512];
+	int i;
+
+	printf("%.*s ", level, "######");
+	md_text(ak_machine_name(s));
+	fputs(": ", stdout);
+	md_text(ak_set_name(s));
+	printf("\n\n");
+	if (s->emulated) {
+		fputs("**emulated: correctness only, figures mean nothing** (",
+		      stdout);
+		md_text(ak_mach(s, "ak_emulated"));
+		printf(")\n\n");
+	}
+	puts("| | |\n|---|---|");
+	hrow("machine", ak_machine_name(s));
+	hrow("arch", ak_mach(s, "ak_arch"));
+	snprintf(buf, sizeof(buf), "%s (%s cores, %s PUs)",
+		 ak_mach(s, "ak_cpu_model"), ak_mach(s, "ak_cores"),
+		 ak_mach(s, "ak_pus"));
+	hrow("CPU", buf);
+	hrow("topology", ak_mach(s, "ak_topology"));
+	hrow("kernel", ak_mach(s, "ak_kernel"));
+	hrow("hypervisor", ak_mach(s, "ak_hypervisor"));
+	hrow("emulated", ak_mach(s, "ak_emulated"));
+	snprintf(buf, sizeof(buf), "governor %s; boost %s; SMT %s",
+		 ak_mach(s, "ak_governor"), ak_mach(s, "ak_boost"),
+		 ak_mach(s, "ak_smt"));
+	hrow("frequency", buf);
+	snprintf(buf, sizeof(buf), "%s; CFLAGS %s; configure %s",
+		 ak_mach(s, "ak_compiler"), ak_mach(s, "ak_cflags"),
+		 ak_mach(s, "ak_configure"));
+	hrow("compiler", buf);
+	snprintf(buf, sizeof(buf), "%s (%s)", ak_mach(s, "ak_counter_unit"),
+		 *s->counter ? s->counter : "none: ns only");
+	hrow("counter", buf);
+	hrow("per-CPU mode", ak_mach(s, "ak_percpu_mode"));
+	snprintf(buf, sizeof(buf), "cx16 %s; lse %s; isa207 %s",
+		 ak_mach(s, "ak_cx16"), ak_mach(s, "ak_lse"),
+		 ak_mach(s, "ak_isa207"));
+	hrow("CPU features", buf);
+	snprintf(buf, sizeof(buf), "%s (%s), started %s",
+		 *ak_mach(s, "ak_run_mode") ? ak_mach(s, "ak_run_mode") :
+		 "unknown", ak_runs(s), ak_mach(s, "ak_run_started"));
+	hrow("run", buf);
+	snprintf(buf, sizeof(buf), "%s (rev %s)", ak_set_name(s),
+		 ak_mach(s, "ak_git_rev"));
+	hrow("date-rev", buf);
+	hrow("folder", s->path);
+	fputs("| suites | ", stdout);
+	for (i = 0; i < s->nr_suites; i++) {
+		printf("%s", i ? ", " : "");
+		md_text(s->suites[i].name);
+	}
+	if (s->missing.n) {
+		fputs("; **missing:", stdout);
+		for (i = 0; i < s->missing.n; i++) {
+			putchar(' ');
+			md_text(s->missing.v[i]);
+		}
+		fputs("** (interrupted run, or allocator not installed)",
+		      stdout);
+	}
+	puts(" |");
+	if (s->nr_problems) {
+		printf("| problems | %d reported on stderr; the first: ",
+		       s->nr_problems);
+		md_text(ak_why(s));
+		puts(" |");
+	}
+}
+
+/* ---- a. primitives ---- */
+
+static void prim_cells(const struct ak_set *s, const struct ak_bench *b,
+		       struct notes *n)
+{
+	struct ak_fig u, t;
+
+	if (!b || b->skip) {
+		skip_cell(b, n);
+		fputs(" – | – |", stdout);
+		return;
+	}
+	ak_fig_unit(s, b, "", &u);
+	ak_fig(b, "real_time", &t);
+	printf(" %s | %s | %s |", ak_num(u.v), ak_num(t.v),
+	       ak_spread(isnan(u.v) ? &t : &u));
+}
+
+/* The name without its last part: "prim/x/cmpxchg64/lock/lat" -> ".../lock" */
+static bool strip_last(const char *name, char *buf, size_t size,
+		       const char *const *lasts)
+{
+	const char *p = strrchr(name, '/');
+	int i;
+
+	if (!p)
+		return false;
+	for (i = 0; lasts[i]; i++)
+		if (!strcmp(p + 1, lasts[i]))
+			break;
+	if (!lasts[i])
+		return false;
+	snprintf(buf, size, "%.*s", (int)(p - name), name);
+	return true;
+}
+
+static void t_prim(const struct ak_set *s)
+{
+	static const char *const lasts[] = { "lat", "tput", NULL };
+	struct ak_strs keys = { 0 };
+	struct notes n = { 0 };
+	char key[256], instr[160], order[64];
+	int i;
+
+	for (i = 0; i < s->nr_bench; i++)
+		if (ak_has_prefix(s->bench[i].name, "prim/") &&
+		    strip_last(s->bench[i].name, key, sizeof(key), lasts))
+			ak_strs_add(&keys, key);
+	if (!keys.n) {
+		puts("\nNo primitive table: no uncontended suite (prim/...) in this set.");
+		return;
+	}
+	title(s, "Primitives, uncontended");
+	caption(s, NULL, "lat = a dependent chain, tput = independent operations on four lines, per operation",
+		"min - max over the runs, and cv");
+	printf("| primitive | instruction | ordering | lat (%s) | lat (ns) | lat spread | tput (%s) | tput (ns) | tput spread |\n",
+	       s->unit, s->unit);
+	puts("|---|---|---|--:|--:|---|--:|--:|---|");
+	for (i = 0; i < keys.n; i++) {
+		const struct ak_bench *lat = ak_findf(s, "%s/lat", keys.v[i]);
+		const struct ak_bench *tput = ak_findf(s, "%s/tput",
+						       keys.v[i]);
+		const char *label = lat && *lat->label ? lat->label :
+			tput ? tput->label : "";
+		bool dead = (!lat || lat->skip) && (!tput || tput->skip);
+
+		fputs("| ", stdout);
+		md_code(keys.v[i] + strlen("prim/"));
+		fputs(" | ", stdout);
+		if (dead) {
+			/* a variant this CPU cannot run: the row says why */
+			md_skip((lat ? lat : tput)->skip);
+			puts(" | | – | – | – | – | – | – |");
+			continue;
+		}
+		ak_instruction(label, instr, sizeof(instr));
+		ak_ordering(label, order, sizeof(order));
+		md_code(instr);
+		fputs(" | ", stdout);
+		md_text(order);
+		fputs(" |", stdout);
+		prim_cells(s, lat, &n);
+		prim_cells(s, tput, &n);
+		putchar('\n');
+	}
+	notes_end(&n);
+	ak_strs_free(&keys);
+}
+
+/* ---- b. per-CPU operations ---- */
+
+static void t_percpu(const struct ak_set *s)
+{
+	struct grid g = { 0 };
+	struct notes n = { 0 };
+	char buf[256];
+	const char *p[8];
+	int i, j;
+
+	for (i = 0; i < s->nr_bench; i++)
+		if (ak_split(s->bench[i].name, buf, sizeof(buf), p, 8) == 3 &&
+		    !strcmp(p[0], "percpu"))
+			grid_add(&g, p[1], p[2], &s->bench[i]);
+	if (!g.n) {
+		puts("\nNo per-CPU table: no percpu suite in this set.");
+		return;
+	}
+	title(s, "Per-CPU operations (this_cpu_*), by per-CPU mode");
+	caption(s, NULL, "per operation", "(min - max) after each figure");
+	printf("| op (%s) |", s->unit);
+	for (j = 0; j < g.cols.n; j++) {
+		putchar(' ');
+		md_text(g.cols.v[j]);
+		fputs(" |", stdout);
+	}
+	fputs("\n|---|", stdout);
+	for (j = 0; j < g.cols.n; j++)
+		fputs("--:|", stdout);
+	putchar('\n');
+	for (i = 0; i < g.rows.n; i++) {
+		fputs("| ", stdout);
+		md_code(g.rows.v[i]);
+		fputs(" |", stdout);
+		for (j = 0; j < g.cols.n; j++)
+			unit_cell(s, grid_get(&g, g.rows.v[i], g.cols.v[j]),
+				  "", &n);
+		putchar('\n');
+	}
+	notes_end(&n);
+	grid_free(&g);
+}
+
+/* ---- c. CAS success against failure ---- */
+
+static void t_cas(const struct ak_set *s)
+{
+	static const char *const lasts[] = { "success", "failure", NULL };
+	struct ak_strs keys = { 0 };
+	struct notes n = { 0 };
+	char key[256], instr[160];
+	int i;
+
+	for (i = 0; i < s->nr_bench; i++)
+		if (ak_has_prefix(s->bench[i].name, "cas/") &&
+		    strip_last(s->bench[i].name, key, sizeof(key), lasts))
+			ak_strs_add(&keys, key);
+	if (!keys.n) {
+		puts("\nNo CAS table: no casfail suite (cas/...) in this set.");
+		return;
+	}
+	title(s, "CAS that succeeds against CAS that fails");
+	caption(s, NULL, "per operation", "min - max over the runs, and cv");
+	printf("| primitive | instruction | success (%s) | failure (%s) | failure / success | success (ns) | failure (ns) | success spread | failure spread |\n",
+	       s->unit, s->unit);
+	puts("|---|---|--:|--:|--:|--:|--:|---|---|");
+	for (i = 0; i < keys.n; i++) {
+		const struct ak_bench *ok = ak_findf(s, "%s/success",
+						     keys.v[i]);
+		const struct ak_bench *ko = ak_findf(s, "%s/failure",
+						     keys.v[i]);
+		struct ak_fig us, uf, ts, tf;
+
+		ak_fig_unit(s, ok, "", &us);
+		ak_fig_unit(s, ko, "", &uf);
+		ak_fig(ok, "real_time", &ts);
+		ak_fig(ko, "real_time", &tf);
+		fputs("| ", stdout);
+		md_code(keys.v[i] + strlen("cas/"));
+		fputs(" | ", stdout);
+		ak_instruction(ok ? ok->label : ko ? ko->label : "", instr,
+			       sizeof(instr));
+		md_code(instr);
+		fputs(" |", stdout);
+		if (ok && ok->skip)
+			skip_cell(ok, &n);
+		else
+			printf(" %s |", ak_num(us.v));
+		if (ko && ko->skip)
+			skip_cell(ko, &n);
+		else
+			printf(" %s |", ak_num(uf.v));
+		printf(" %s | %s | %s | %s | %s |\n",
+		       ak_num(uf.v / us.v), ak_num(ts.v), ak_num(tf.v),
+		       ak_spread(&us), ak_spread(&uf));
+	}
+	notes_end(&n);
+	ak_strs_free(&keys);
+}
+
+/* ---- d. contention ---- */
+
+static void t_contention(const struct ak_set *s)
+{
+	struct ak_strs places = { 0 };
+	char buf[256], key[256];
+	const char *p[12], *pl;
+	int i, j, k, np;
+
+	for (i = 0; i < s->nr_bench; i++) {
+		np = ak_split(s->bench[i].name, buf, sizeof(buf), p, 12);
+		if (!strcmp(p[0], "contention") &&
+		    (pl = ak_param(p, np, "placement")))
+			ak_strs_add(&places, pl);
+	}
+	if (!places.n) {
+		puts("\nNo contention table: no contention suite in this set.");
+		return;
+	}
+	for (k = 0; k < places.n; k++) {
+		struct grid g = { 0 };
+		struct notes n = { 0 };
+		char what[128];
+
+		for (i = 0; i < s->nr_bench; i++) {
+			const char *t;
+			char tb[16];
+			int m;
+
+			np = ak_split(s->bench[i].name, buf, sizeof(buf), p,
+				      12);
+			if (strcmp(p[0], "contention") ||
+			    !(pl = ak_param(p, np, "placement")) ||
+			    strcmp(pl, places.v[k]))
+				continue;
+			/* the primitive: the parts before placement: */
+			key[0] = 0;
+			for (m = 1; m < np && !ak_has_prefix(p[m],
+							      "placement:");
+			     m++)
+				snprintf(key + strlen(key),
+					 sizeof(key) - strlen(key), "%s%s",
+					 m > 1 ? "/" : "", p[m]);
+			t = ak_param(p, np, "threads");
+			if (!t) {
+				snprintf(tb, sizeof(tb), "%d",
+					 s->bench[i].threads);
+				t = tb;
+			}
+			grid_add(&g, key, t, &s->bench[i]);
+		}
+		ak_strs_sort_num(&g.cols);
+		snprintf(what, sizeof(what),
+			 "Contention on one line, placement %s", places.v[k]);
+		title(s, what);
+		printf("Unit: Mops/s, all threads together (the ops counter / 1e6); in brackets the fairness: the cv of the per-thread operation counts (0: even). Cells: %s. Spread: run-to-run spread not shown (see compare).\n\n",
+		       ak_runs(s));
+		fputs("| primitive |", stdout);
+		for (j = 0; j < g.cols.n; j++)
+			printf(" %s thr |", g.cols.v[j]);
+		fputs("\n|---|", stdout);
+		for (j = 0; j < g.cols.n; j++)
+			fputs("--:|", stdout);
+		putchar('\n');
+		for (i = 0; i < g.rows.n; i++) {
+			fputs("| ", stdout);
+			md_code(g.rows.v[i]);
+			fputs(" |", stdout);
+			for (j = 0; j < g.cols.n; j++) {
+				const struct ak_bench *b =
+					grid_get(&g, g.rows.v[i], g.cols.v[j]);
+				struct ak_fig ops, cv;
+
+				if (!b || b->skip) {
+					skip_cell(b, &n);
+					continue;
+				}
+				ak_fig(b, "ops", &ops);
+				ak_fig(b, "cv", &cv);
+				printf(" %s (%s) |", ak_num(ops.v / 1e6),
+				       ak_num(cv.v));
+			}
+			putchar('\n');
+		}
+		notes_end(&n);
+		grid_free(&g);
+	}
+	ak_strs_free(&places);
+}
+
+/* ---- e. cache-line transfer ---- */
+
+static void t_cacheline(const struct ak_set *s)
+{
+	struct grid g = { 0 }, ref = { 0 };
+	struct notes n = { 0 };
+	struct ak_strs live = { 0 }, dead = { 0 };
+	char buf[256], key[128];
+	const char *p[12], *pl;
+	int i, j, np;
+
+	for (i = 0; i < s->nr_bench; i++) {
+		np = ak_split(s->bench[i].name, buf, sizeof(buf), p, 12);
+		if (np < 3 || strcmp(p[0], "cacheline"))
+			continue;
+		snprintf(key, sizeof(key), "%s/%s", p[1], p[2]);
+		pl = ak_param(p, np, "placement");
+		if (!pl) {
+			/* L1/...: the same CPU, the reference */
+			grid_add(&ref, p[1], p[2], &s->bench[i]);
+			continue;
+		}
+		grid_add(&g, key, pl, &s->bench[i]);
+		if (!s->bench[i].skip)
+			ak_strs_add(&live, pl);
+	}
+	if (!g.n && !ref.n) {
+		puts("\nNo cache-line table: no cacheline suite in this set.");
+		return;
+	}
+	title(s, "Cache-line transfer: one operation on a line another CPU left in state M, E, S or I");
+	caption(s, NULL, "per operation, by placement class of the two CPUs",
+		"(min - max) after each figure");
+	if (live.n) {
+		printf("| state/op (%s) |", s->unit);
+		for (j = 0; j < live.n; j++) {
+			putchar(' ');
+			md_text(live.v[j]);
+			fputs(" |", stdout);
+		}
+		fputs("\n|---|", stdout);
+		for (j = 0; j < live.n; j++)
+			fputs("--:|", stdout);
+		putchar('\n');
+		for (i = 0; i < g.rows.n; i++) {
+			fputs("| ", stdout);
+			md_code(g.rows.v[i]);
+			fputs(" |", stdout);
+			for (j = 0; j < live.n; j++)
+				unit_cell(s, grid_get(&g, g.rows.v[i],
+						      live.v[j]), "", &n);
+			putchar('\n');
+		}
+	} else if (g.n) {
+		puts("Every placement class was skipped on this machine.");
+	}
+	/* classes that never ran: one line, with the first reason */
+	for (j = 0; j < g.cols.n; j++) {
+		if (ak_strs_find(&live, g.cols.v[j]) >= 0)
+			continue;
+		for (i = 0; i < g.n; i++)
+			if (!strcmp(g.v[i].c, g.cols.v[j]) && g.v[i].b->skip)
+				break;
+		if (i < g.n) {
+			char *t = ak_asprintf("%s (%s)", g.cols.v[j],
+					      g.v[i].b->skip);
+
+			ak_strs_add(&dead, t);
+			free(t);
+		}
+	}
+	if (dead.n) {
+		fputs("\nPlacement classes not on this machine: ", stdout);
+		for (i = 0; i < dead.n; i++) {
+			fputs(i ? "; " : "", stdout);
+			md_text(dead.v[i]);
+		}
+		puts(".");
+	}
+	notes_end(&n);
+	if (ref.n) {
+		printf("\nReference, the line in the same CPU's cache (cacheline/L*), %s:\n\n| level |",
+		       s->unit);
+		for (j = 0; j < ref.cols.n; j++) {
+			putchar(' ');
+			md_text(ref.cols.v[j]);
+			fputs(" |", stdout);
+		}
+		fputs("\n|---|", stdout);
+		for (j = 0; j < ref.cols.n; j++)
+			fputs("--:|", stdout);
+		putchar('\n');
+		for (i = 0; i < ref.rows.n; i++) {
+			printf("| %s |", ref.rows.v[i]);
+			for (j = 0; j < ref.cols.n; j++)
+				unit_cell(s, grid_get(&ref, ref.rows.v[i],
+						      ref.cols.v[j]), "", &n);
+			putchar('\n');
+		}
+		notes_end(&n);
+	}
+	ak_strs_free(&live);
+	ak_strs_free(&dead);
+	grid_free(&g);
+	grid_free(&ref);
+}
+
+/* ---- harness and cross-check ---- */
+
+static void t_harness(const struct ak_set *s)
+{
+	struct notes n = { 0 };
+	bool any = false;
+	int i;
+
+	for (i = 0; i < s->nr_bench; i++) {
+		const struct ak_bench *b = &s->bench[i];
+		struct ak_fig u, t;
+
+		if (!ak_has_prefix(b->name, "harness/") &&
+		    !ak_has_prefix(b->name, "xcheck/"))
+			continue;
+		if (!any) {
+			title(s, "Harness and cross-check");
+			caption(s, NULL, "per iteration",
+				"min - max over the runs, and cv");
+			printf("| benchmark | %s | ns | spread | what |\n|---|--:|--:|---|---|\n",
+			       s->unit);
+			any = true;
+		}
+		fputs("| ", stdout);
+		md_code(b->name);
+		fputs(" |", stdout);
+		if (b->skip) {
+			skip_cell(b, &n);
+			puts(" – | – | |");
+			continue;
+		}
+		if (ak_has_prefix(b->name, "xcheck/")) {
+			/* the figures of a cross-check are its ratios */
+			ak_fig(b, "ratio_suite", &u);
+			ak_fig(b, "ratio_asm", &t);
+			printf(" – | – | – | ratio nolock/lock %s (suite) vs %s (asm); ",
+			       ak_num(u.v), ak_num(t.v));
+		} else {
+			ak_fig_unit(s, b, "", &u);
+			ak_fig(b, "real_time", &t);
+			printf(" %s | %s | %s | ", ak_num(u.v), ak_num(t.v),
+			       ak_spread(&u));
+		}
+		md_text(b->label);
+		puts(" |");
+	}
+	if (any)
+		notes_end(&n);
+}
+
+/* ---- slab ---- */
+
+struct slab_key {
+	char wl[32], impl[64], mode[32], place[32];
+	long size, bulk, threads;
+};
+
+static bool slab_parse(const struct ak_bench *b, struct slab_key *k)
+{
+	char buf[256];
+	const char *p[12], *v;
+	int n = ak_split(b->name, buf, sizeof(buf), p, 12);
+
+	if (n < 3 || strcmp(p[0], "slab"))
+		return false;
+	snprintf(k->wl, sizeof(k->wl), "%s", p[1]);
+	snprintf(k->impl, sizeof(k->impl), "%s", p[2]);
+	snprintf(k->mode, sizeof(k->mode), "%s",
+		 !strcmp(p[1], "pair_mode") && n > 3 ? p[3] : "");
+	v = ak_param(p, n, "size");
+	k->size = v ? atol(v) : -1;
+	v = ak_param(p, n, "bulk");
+	k->bulk = v ? atol(v) : -1;
+	v = ak_param(p, n, "threads");
+	k->threads = v ? atol(v) : b->threads > 0 ? b->threads : 1;
+	v = ak_param(p, n, "placement");
+	snprintf(k->place, sizeof(k->place), "%s", v ? v : "");
+	return true;
+}
+
+/*
+ * The placement class a workload's table shows: conc runs in each class
+ * with --placement; "spread" (every run has it) where present, else the
+ * first class found.
+ */
+static void pick_place(const struct ak_set *s, const char *wl, char *buf,
+		       size_t n)
+{
+	struct slab_key k;
+	int i;
+
+	*buf = 0;
+	for (i = 0; i < s->nr_bench; i++) {
+		if (!slab_parse(&s->bench[i], &k) || strcmp(k.wl, wl))
+			continue;
+		if (!strcmp(k.place, "spread")) {
+			snprintf(buf, n, "spread");
+			return;
+		}
+		if (!*buf)
+			snprintf(buf, n, "%s", k.place);
+	}
+}
+
+/* Designs first (in the suite's order), then the system mallocs. */
+static int impl_rank(const char *impl)
+{
+	static const char *const m[] = {
+		"malloc-glibc", "malloc-tcmalloc", "malloc-jemalloc",
+		"malloc-mimalloc", NULL,
+	};
+	int i;
+
+	if (!ak_has_prefix(impl, "malloc-"))
+		return 0;
+	for (i = 0; m[i]; i++)
+		if (!strcmp(impl, m[i]))
+			return i + 1;
+	return i + 1;
+}
+
+static void impls_sort(struct ak_strs *l)
+{
+	int i, j;
+
+	/* insertion sort: stable, so designs keep the suite's order */
+	for (i = 1; i < l->n; i++) {
+		char *t = l->v[i];
+
+		for (j = i; j > 0 && impl_rank(l->v[j - 1]) > impl_rank(t); j--)
+			l->v[j] = l->v[j - 1];
+		l->v[j] = t;
+	}
+}
+
+static bool is_design(const char *impl)
+{
+	return !ak_has_prefix(impl, "malloc-");
+}
+
+/*
+ * A grid of one slab workload: rows and columns named by the callers'
+ * choice of key; only rows that match (threads, size) where given.
+ */
+enum slab_axis { AX_SIZE, AX_BULK, AX_THREADS, AX_IMPL };
+
+static const char *axis(const struct slab_key *k, enum slab_axis a,
+			char *buf, size_t n)
+{
+	switch (a) {
+	case AX_SIZE:
+		snprintf(buf, n, "%ld", k->size);
+		break;
+	case AX_BULK:
+		snprintf(buf, n, "%ld", k->bulk);
+		break;
+	case AX_THREADS:
+		snprintf(buf, n, "%ld", k->threads);
+		break;
+	case AX_IMPL:
+		snprintf(buf, n, "%s", k->impl);
+		break;
+	}
+	return buf;
+}
+
+static void slab_grid(const struct ak_set *s, struct grid *g, const char *wl,
+		      enum slab_axis ra, long threads, long size)
+{
+	char rb[64], cb[64], place[32];
+	int i;
+
+	pick_place(s, wl, place, sizeof(place));
+	for (i = 0; i < s->nr_bench; i++) {
+		struct slab_key k;
+
+		if (!slab_parse(&s->bench[i], &k) || strcmp(k.wl, wl) ||
+		    strcmp(k.place, place))
+			continue;
+		if ((threads > 0 && k.threads != threads) ||
+		    (size > 0 && k.size != size))
+			continue;
+		grid_add(g, axis(&k, ra, rb, sizeof(rb)),
+			 axis(&k, AX_IMPL, cb, sizeof(cb)), &s->bench[i]);
+	}
+	if (ra != AX_IMPL)
+		ak_strs_sort_num(&g->rows);
+	impls_sort(&g->cols);
+}
+
+static void impl_header(const char *first, const struct ak_strs *impls)
+{
+	int j;
+
+	printf("| %s |", first);
+	for (j = 0; j < impls->n; j++) {
+		putchar(' ');
+		md_text(impls->v[j]);
+		fputs(" |", stdout);
+	}
+	fputs("\n|---|", stdout);
+	for (j = 0; j < impls->n; j++)
+		fputs("--:|", stdout);
+	putchar('\n');
+}
+
+/* f. seed table 1: alloc(N) and free(N) rows, every impl a column */
+static void t_slab_seq(const struct ak_set *s)
+{
+	struct grid g = { 0 };
+	struct notes n = { 0 };
+	int i, j, k;
+
+	slab_grid(s, &g, "seq", AX_SIZE, 0, 0);
+	if (!g.n) {
+		puts("\nNo seed tables 1 and 2: no slab/seq rows in this set.");
+		return;
+	}
+	title(s, "Slab, seed table 1: runs of 10000 allocations, then 10000 frees (slab/seq)");
+	caption(s, NULL, "per object", "(min - max) after each figure");
+	impl_header(s->unit, &g.cols);
+	for (i = 0; i < g.rows.n; i++)
+		for (k = 0; k < 2; k++) {
+			printf("| %s(%s) |", k ? "free" : "alloc",
+			       g.rows.v[i]);
+			for (j = 0; j < g.cols.n; j++)
+				unit_cell(s, grid_get(&g, g.rows.v[i],
+						      g.cols.v[j]),
+					  k ? "free_" : "alloc_", &n);
+			putchar('\n');
+		}
+	notes_end(&n);
+
+	/* g. seed table 2: the same in ns, "alloc / free" */
+	title(s, "Slab, seed table 2: alloc / free per object, ns (slab/seq)");
+	caption(s, "ns", "\"alloc / free\" per object", "see table 1");
+	impl_header("size (B)", &g.cols);
+	for (i = 0; i < g.rows.n; i++) {
+		printf("| %s |", g.rows.v[i]);
+		for (j = 0; j < g.cols.n; j++) {
+			const struct ak_bench *b = grid_get(&g, g.rows.v[i],
+							    g.cols.v[j]);
+			struct ak_fig a, f;
+
+			if (!b || b->skip) {
+				skip_cell(b, &n);
+				continue;
+			}
+			ak_fig(b, "alloc_ns", &a);
+			ak_fig(b, "free_ns", &f);
+			printf(" %s / %s |", ak_num(a.v), ak_num(f.v));
+		}
+		putchar('\n');
+	}
+	notes_end(&n);
+	grid_free(&g);
+}
+
+static void t_slab_pair(const struct ak_set *s)
+{
+	struct grid g = { 0 };
+	struct notes n = { 0 };
+	int i, j;
+
+	slab_grid(s, &g, "pair", AX_SIZE, 0, 0);
+	if (!g.n) {
+		puts("\nNo pair table: no slab/pair rows in this set.");
+		return;
+	}
+	title(s, "Slab, seed table 2 (pairs): alloc+free pairs (slab/pair)");
+	caption(s, NULL, "per pair, then ns",
+		"(min - max) of the unit figure");
+	impl_header("size (B)", &g.cols);
+	for (i = 0; i < g.rows.n; i++) {
+		printf("| %s |", g.rows.v[i]);
+		for (j = 0; j < g.cols.n; j++) {
+			const struct ak_bench *b = grid_get(&g, g.rows.v[i],
+							    g.cols.v[j]);
+			struct ak_fig u, t;
+
+			if (!b || b->skip) {
+				skip_cell(b, &n);
+				continue;
+			}
+			ak_fig_unit(s, b, "", &u);
+			ak_fig(b, "real_time", &t);
+			printf(" %s%s / %s ns |", ak_num(u.v), ak_range(&u),
+			       ak_num(t.v));
+		}
+		putchar('\n');
+	}
+	notes_end(&n);
+	grid_free(&g);
+}
+
+/* "alloc / free" in the unit, per object */
+static void alloc_free_cell(const struct ak_set *s, const struct ak_bench *b,
+			    struct notes *n)
+{
+	struct ak_fig a, f;
+
+	if (!b || b->skip) {
+		skip_cell(b, n);
+		return;
+	}
+	ak_fig_unit(s, b, "alloc_", &a);
+	ak_fig_unit(s, b, "free_", &f);
+	printf(" %s / %s |", ak_num(a.v), ak_num(f.v));
+}
+
+/* The size the throughput lines use: 64 bytes, else the first. */
+static long pick_size(const struct ak_strs *sizes)
+{
+	if (ak_strs_find(sizes, "64") >= 0)
+		return 64;
+	return sizes->n ? atol(sizes->v[0]) : -1;
+}
+
+/* h. seed table 3: concurrent */
+static void t_slab_conc(const struct ak_set *s)
+{
+	struct grid all = { 0 }, g = { 0 }, tp = { 0 };
+	struct notes n = { 0 };
+	long t = 0, size;
+	char what[200], place[32];
+	int i, j;
+
+	slab_grid(s, &all, "conc", AX_THREADS, 0, 0);
+	if (!all.n) {
+		puts("\nNo concurrent table (seed table 3): no slab/conc rows in this set.");
+		goto remote;
+	}
+	/* the largest thread count that fits on the PUs */
+	for (i = 0; i < all.rows.n; i++) {
+		long x = atol(all.rows.v[i]);
+
+		if ((s->pus <= 0 || x <= s->pus) && x > t)
+			t = x;
+	}
+	if (!t)
+		t = atol(all.rows.v[0]);
+	slab_grid(s, &g, "conc", AX_SIZE, t, 0);
+	pick_place(s, "conc", place, sizeof(place));
+	snprintf(what, sizeof(what),
+		 "Slab, seed table 3: concurrent, %ld threads (the most that fit on the %d PUs)%s%s, slab/conc",
+		 t, s->pus, *place ? ", placement " : "", place);
+	title(s, what);
+	caption(s, NULL, "\"alloc / free\" per object per thread",
+		"not shown (see compare)");
+	impl_header("size (B)", &g.cols);
+	for (i = 0; i < g.rows.n; i++) {
+		printf("| %s |", g.rows.v[i]);
+		for (j = 0; j < g.cols.n; j++)
+			alloc_free_cell(s, grid_get(&g, g.rows.v[i],
+						    g.cols.v[j]), &n);
+		putchar('\n');
+	}
+	notes_end(&n);
+
+	size = pick_size(&g.rows);
+	slab_grid(s, &tp, "conc", AX_THREADS, 0, size);
+	snprintf(what, sizeof(what),
+		 "Slab, concurrent throughput by threads, %ld-byte objects (slab/conc)",
+		 size);
+	title(s, what);
+	caption(s, "millions of objects allocated and freed per second, summed over the threads (Mobj\\_s)",
+		"per thread count", "not shown");
+	impl_header("threads", &tp.cols);
+	for (i = 0; i < tp.rows.n; i++) {
+		printf("| %s |", tp.rows.v[i]);
+		for (j = 0; j < tp.cols.n; j++) {
+			const struct ak_bench *b = grid_get(&tp, tp.rows.v[i],
+							    tp.cols.v[j]);
+			struct ak_fig m;
+
+			if (!b || b->skip) {
+				skip_cell(b, &n);
+				continue;
+			}
+			ak_fig(b, "Mobj_s", &m);
+			printf(" %s |", ak_num(m.v));
+		}
+		putchar('\n');
+	}
+	notes_end(&n);
+	grid_free(&tp);
+	grid_free(&g);
+remote:
+	grid_free(&all);
+
+	/* slab_test's remote free beside it */
+	slab_grid(s, &g, "remote", AX_SIZE, 0, 0);
+	if (!g.n) {
+		puts("\nNo remote-free table: no slab/remote rows in this set.");
+		return;
+	}
+	for (i = 0, t = 0; i < g.n; i++)
+		if (g.v[i].b->threads > t)
+			t = g.v[i].b->threads;
+	snprintf(what, sizeof(what),
+		 "Slab, remote free: each of %ld threads frees its neighbour's objects (slab/remote)",
+		 t);
+	title(s, what);
+	caption(s, NULL, "\"alloc / free\" per object per thread",
+		"not shown (see compare)");
+	impl_header("size (B)", &g.cols);
+	for (i = 0; i < g.rows.n; i++) {
+		printf("| %s |", g.rows.v[i]);
+		for (j = 0; j < g.cols.n; j++)
+			alloc_free_cell(s, grid_get(&g, g.rows.v[i],
+						    g.cols.v[j]), &n);
+		putchar('\n');
+	}
+	notes_end(&n);
+	grid_free(&g);
+}
+
+/* i. seed table 4: bulk against single calls */
+static void t_slab_bulk(const struct ak_set *s)
+{
+	struct grid gb = { 0 }, gf = { 0 };
+	struct ak_strs impls = { 0 }, sizes = { 0 };
+	struct notes n = { 0 };
+	int i, j;
+
+	slab_grid(s, &gb, "bulk", AX_BULK, 0, 0);
+	slab_grid(s, &gf, "bulk_fallback", AX_BULK, 0, 0);
+	if (!gb.n && !gf.n) {
+		puts("\nNo bulk table (seed table 4): no slab/bulk rows in this set.");
+		return;
+	}
+	for (i = 0; i < gb.cols.n; i++)
+		ak_strs_add(&impls, gb.cols.v[i]);
+	for (i = 0; i < gf.cols.n; i++)
+		ak_strs_add(&impls, gf.cols.v[i]);
+	impls_sort(&impls);
+	for (i = 0; i < gb.rows.n; i++)
+		ak_strs_add(&sizes, gb.rows.v[i]);
+	for (i = 0; i < gf.rows.n; i++)
+		ak_strs_add(&sizes, gf.rows.v[i]);
+	ak_strs_sort_num(&sizes);
+
+	title(s, "Slab, seed table 4: alloc_bulk + free_bulk of N 256-byte objects against single calls (slab/bulk, slab/bulk_fallback)");
+	caption(s, "ns",
+		"\"bulk / single calls\" ns per object, and in brackets from_cpu, the share of objects the per-CPU level served",
+		"not shown (see compare)");
+	impl_header("bulk N", &impls);
+	for (i = 0; i < sizes.n; i++) {
+		printf("| %s |", sizes.v[i]);
+		for (j = 0; j < impls.n; j++) {
+			const struct ak_bench *b = grid_get(&gb, sizes.v[i],
+							    impls.v[j]);
+			const struct ak_bench *f = grid_get(&gf, sizes.v[i],
+							    impls.v[j]);
+			struct ak_fig tb, tf, fc;
+
+			ak_fig(b, "real_time", &tb);
+			ak_fig(f, "real_time", &tf);
+			ak_fig(b, "from_cpu", &fc);
+			if (b && b->skip)
+				printf(" n/a (%d)", note(&n, b->skip));
+			else
+				printf(" %s", ak_num(tb.v));
+			if (f && f->skip)
+				printf(" / n/a (%d)", note(&n, f->skip));
+			else
+				printf(" / %s", ak_num(tf.v));
+			if (!isnan(fc.v))
+				printf(" (%s)", ak_pct(fc.v));
+			fputs(" |", stdout);
+		}
+		putchar('\n');
+	}
+	notes_end(&n);
+	ak_strs_free(&impls);
+	ak_strs_free(&sizes);
+	grid_free(&gb);
+	grid_free(&gf);
+}
+
+static const struct ak_bench *slab_find(const struct ak_set *s,
+					const char *wl, const char *impl,
+					const char *arg, long v)
+{
+	const struct ak_bench *b;
+
+	/* seq and conc carry /manual_time; pair and bulk do not */
+	b = ak_findf(s, "slab/%s/%s/%s:%ld", wl, impl, arg, v);
+	return b ? b : ak_findf(s, "slab/%s/%s/%s:%ld/manual_time", wl, impl,
+				arg, v);
+}
+
+/* j. beside the system allocators, at 64 bytes */
+static void t_slab_beside(const struct ak_set *s)
+{
+	struct grid g = { 0 };
+	struct ak_fig gp, gs;
+	int i;
+
+	slab_grid(s, &g, "pair", AX_SIZE, 0, 64);
+	slab_grid(s, &g, "seq", AX_SIZE, 0, 64);
+	if (!g.n) {
+		puts("\nNo table beside the system allocators: no slab rows at 64 bytes in this set.");
+		return;
+	}
+	ak_fig_unit(s, slab_find(s, "pair", "malloc-glibc", "size", 64), "",
+		    &gp);
+	ak_fig_unit(s, slab_find(s, "seq", "malloc-glibc", "size", 64), "",
+		    &gs);
+	title(s, "Slab beside the system allocators, 64-byte objects");
+	caption(s, NULL,
+		"slab/pair per alloc+free pair; slab/seq alloc+free per object; ratios to malloc-glibc (below 1: cheaper)",
+		"min - max of the pair figure");
+	printf("| impl | pair (%s) | pair (ns) | pair spread | pair / glibc | seq alloc+free (%s) | seq (ns) | seq / glibc |\n",
+	       s->unit, s->unit);
+	puts("|---|--:|--:|---|--:|--:|--:|--:|");
+	for (i = 0; i < g.cols.n; i++) {
+		const struct ak_bench *p = slab_find(s, "pair", g.cols.v[i],
+						     "size", 64);
+		const struct ak_bench *q = slab_find(s, "seq", g.cols.v[i],
+						     "size", 64);
+		struct ak_fig pu, pt, qu, qt;
+
+		ak_fig_unit(s, p, "", &pu);
+		ak_fig(p, "real_time", &pt);
+		ak_fig_unit(s, q, "", &qu);
+		ak_fig(q, "real_time", &qt);
+		fputs("| ", stdout);
+		md_text(g.cols.v[i]);
+		printf(" | %s | %s | %s | %s | %s | %s | %s |\n",
+		       p && p->skip ? "skipped" : ak_num(pu.v), ak_num(pt.v),
+		       ak_spread(&pu), ak_num(pu.v / gp.v),
+		       q && q->skip ? "skipped" : ak_num(qu.v), ak_num(qt.v),
+		       ak_num(qu.v / gs.v));
+	}
+	grid_free(&g);
+}
+
+/* The design with the lowest figure of wl at arg:v; NULL if none. */
+static const char *best_design(const struct ak_set *s, const char *wl,
+			       const char *arg, long v, struct ak_fig *best)
+{
+	const char *who = NULL;
+	struct ak_fig f;
+	int i;
+
+	ak_fig(NULL, "", best);
+	for (i = 0; i < s->nr_bench; i++) {
+		struct slab_key k;
+
+		if (!slab_parse(&s->bench[i], &k) || strcmp(k.wl, wl) ||
+		    !is_design(k.impl) ||
+		    (!strcmp(arg, "size") ? k.size : k.bulk) != v)
+			continue;
+		if (ak_fig_unit(s, &s->bench[i], "", &f) &&
+		    (!who || f.v < best->v)) {
+			*best = f;
+			who = s->bench[i].name;
+		}
+	}
+	return who;
+}
+
+static void target(double ratio, double goal, bool at_most)
+{
+	if (isnan(ratio))
+		fputs("n/a (missing data)", stdout);
+	else
+		printf("%s (target %s %g): %s", ak_num(ratio),
+		       at_most ? "<=" : ">=", goal,
+		       (at_most ? ratio <= goal : ratio >= goal) ?
+		       "met" : "not met");
+}
+
+/* The design's name out of a slab benchmark name. */
+static const char *impl_of(const char *name, char *buf, size_t n)
+{
+	char tmp[256];
+	const char *p[8];
+
+	if (ak_split(name, tmp, sizeof(tmp), p, 8) < 3)
+		return "?";
+	snprintf(buf, n, "%s", p[2]);
+	return buf;
+}
+
+/* k. the performance targets of the slab issue: reported, not asserted */
+static void t_slab_targets(const struct ak_set *s)
+{
+	struct ak_fig best, glibc, tc, bulk, pair;
+	struct grid g1 = { 0 };
+	const char *who, *bwho;
+	char d[64], bd[64];
+	long size;
+	int i;
+
+	title(s, "Targets of the slab issue (reported, never asserted)");
+	printf("Unit: %s; medians.%s\n\n", s->unit,
+	       s->emulated ? " **Emulated: these ratios mean nothing.**" : "");
+
+	who = best_design(s, "pair", "size", 64, &best);
+	ak_fig_unit(s, slab_find(s, "pair", "malloc-glibc", "size", 64), "",
+		    &glibc);
+	ak_fig_unit(s, slab_find(s, "pair", "malloc-tcmalloc", "size", 64),
+		    "", &tc);
+	fputs("- alloc+free pair at 64 B, best design", stdout);
+	if (who)
+		printf(" (%s, %s)", impl_of(who, d, sizeof(d)),
+		       ak_num(best.v));
+	printf(" / malloc-glibc (%s): ", ak_num(glibc.v));
+	target(best.v / glibc.v, 0.4, true);
+	printf("\n- the same / malloc-tcmalloc (%s): ", ak_num(tc.v));
+	target(best.v / tc.v, 0.7, true);
+
+	bwho = best_design(s, "bulk", "bulk", 16, &bulk);
+	ak_fig(NULL, "", &pair);
+	if (bwho)
+		ak_fig_unit(s, slab_find(s, "pair", impl_of(bwho, bd,
+							    sizeof(bd)),
+					 "size", 256), "", &pair);
+	fputs("\n- bulk of 16, per object, best design", stdout);
+	if (bwho)
+		printf(" (%s, %s)", bd, ak_num(bulk.v));
+	printf(" / its own alloc+free pair at 256 B, the bulk objects' size (%s): ",
+	       ak_num(pair.v));
+	target(bulk.v / pair.v, 0.5, true);
+
+	/* concurrent scaling, 1 -> 2 threads, at 64 bytes (or the first) */
+	slab_grid(s, &g1, "conc", AX_SIZE, 1, 0);
+	size = pick_size(&g1.rows);
+	grid_free(&g1);
+	fputs("\n- concurrent Mobj/s at 2 threads / 1 thread", stdout);
+	slab_grid(s, &g1, "conc", AX_THREADS, 0, size);
+	if (!g1.n) {
+		puts(": n/a (missing data: no slab/conc rows)");
+		grid_free(&g1);
+		return;
+	}
+	printf(", %ld-byte objects (target >= 1.8; locked is expected not to):\n",
+	       size);
+	for (i = 0; i < g1.cols.n; i++) {
+		const char *impl = g1.cols.v[i];
+		const struct ak_bench *b1, *b2;
+		struct ak_fig m1, m2;
+
+		if (!is_design(impl))
+			continue;
+		b1 = grid_get(&g1, "1", impl);
+		b2 = grid_get(&g1, "2", impl);
+		ak_fig(b1, "Mobj_s", &m1);
+		ak_fig(b2, "Mobj_s", &m2);
+		fputs("  - ", stdout);
+		md_text(impl);
+		fputs(": ", stdout);
+		target(m2.v / m1.v, 1.8, false);
+		if (!strcmp(impl, "locked"))
+			fputs(" (expected not to: one lock)", stdout);
+		putchar('\n');
+	}
+	grid_free(&g1);
+}
+
+static void t_slab(const struct ak_set *s)
+{
+	int i;
+
+	for (i = 0; i < s->nr_bench; i++)
+		if (ak_has_prefix(s->bench[i].name, "slab/"))
+			break;
+	if (i == s->nr_bench) {
+		puts("\nNo slab tables (seed tables 1 to 4, beside the system allocators, targets): no slab suite in this set.");
+		return;
+	}
+	t_slab_seq(s);
+	t_slab_pair(s);
+	t_slab_conc(s);
+	t_slab_bulk(s);
+	t_slab_beside(s);
+	t_slab_targets(s);
+}
+
+int cmd_tables(int argc, char **argv)
+{
+	int i, usable = 0;
+
+	for (i = 0; i < argc; i++) {
+		struct ak_set *s = ak_set_load(argv[i]);
+
+		if (s->usable) {
+			if (usable++)
+				putchar('\n');
+			ak_set_header(s, 2);
+			t_prim(s);
+			t_percpu(s);
+			t_cas(s);
+			t_contention(s);
+			t_cacheline(s);
+			t_harness(s);
+			t_slab(s);
+		}
+		ak_set_free(s);
+	}
+	return ak_exit_status(usable);
+}
