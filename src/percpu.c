@@ -67,6 +67,17 @@ bool ak_percpu_mode_available(enum ak_percpu_mode m, const char **why)
 			}
 			return false;
 		}
+#if defined(AK_ARCH_PPC64)
+		/*
+		 * The 128-bit section commits with stq, privileged before
+		 * ISA 2.07: refuse the rseq modes rather than SIGILL in one.
+		 */
+		if (!ak_cpu_has(AK_CPU_ISA207)) {
+			if (why)
+				*why = "rseq sections need ISA 2.07 (POWER8) for their quadword commit";
+			return false;
+		}
+#endif
 		if (m == AK_PERCPU_RSEQ_MM_CID && !__ak_rseq_have_mm_cid()) {
 			if (why)
 				*why = "rseq mm_cid unavailable (kernel before 6.3)";
