@@ -684,8 +684,28 @@ static long vm_bytes(void)
 
 enum { OOM_MAX = 40000, OOM_BULK = 20000 };
 
+/*
+ * fn(fp, flags) in a child, for what may not run in this process (a
+ * capped address space, the kmalloc caches' design); its exit status.
+ */
+static int run_child(int (*fn)(enum ak_slab_fastpath, unsigned int),
+		     enum ak_slab_fastpath fp, unsigned int flags)
+{
+	int status;
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(fn(fp, flags));
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	return WEXITSTATUS(status);
+}
+
 /* In a child: the address space capped, or slab mappings refused. */
-static int oom_child(enum ak_slab_fastpath fp)
+static int oom_child(enum ak_slab_fastpath fp, unsigned int flags)
 {
 	struct ak_kmem_cache *s = ak_kmem_cache_create("oom", 256, 0, 0, fp);
 	void **p = calloc(OOM_MAX, sizeof(*p)), **b = calloc(OOM_BULK,
@@ -695,6 +715,7 @@ static int oom_child(enum ak_slab_fastpath fp)
 	void *probe;
 	long live;
 
+	(void)flags;
 	CHILD_CHECK(s && p && b);
 	for (; n < 100; n++) {
 		p[n] = ak_kmem_cache_alloc(s, 0);
@@ -759,19 +780,11 @@ static int oom_child(enum ak_slab_fastpath fp)
 
 static void test_oom(void **state)
 {
-	int status;
-	pid_t pid;
+	int rc = run_child(oom_child, design(state), 0);
 
-	fflush(stdout);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0)
-		_exit(oom_child(design(state)));
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_true(WIFEXITED(status));
-	if (WEXITSTATUS(status) == 77)
+	if (rc == 77)
 		ak_skip("RLIMIT_AS is not enforced here (qemu-user)");
-	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_int_equal(rc, 0);
 }
 
 /* ---- kmalloc, in a child: its caches' design is fixed per process ---- */
@@ -836,26 +849,11 @@ static int kmalloc_child(enum ak_slab_fastpath fp, unsigned int flags)
 	return 0;
 }
 
-static void run_child(int (*fn)(enum ak_slab_fastpath, unsigned int),
-		      enum ak_slab_fastpath fp, unsigned int flags)
-{
-	int status;
-	pid_t pid;
-
-	fflush(stdout);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0)
-		_exit(fn(fp, flags));
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_true(WIFEXITED(status));
-	assert_int_equal(WEXITSTATUS(status), 0);
-}
-
 static void test_kmalloc(void **state)
 {
-	run_child(kmalloc_child, design(state), 0);
-	run_child(kmalloc_child, design(state), AK_SLAB_DEBUG);
+	assert_int_equal(run_child(kmalloc_child, design(state), 0), 0);
+	assert_int_equal(run_child(kmalloc_child, design(state), AK_SLAB_DEBUG),
+			 0);
 }
 
 /* ---- statistics ---- */
