@@ -152,41 +152,49 @@ void ak_strs_free(struct ak_strs *l)
 
 /* ---- problems of one set ---- */
 
-/* Reported, counted; the first is kept for `check` and `index`. */
-static void set_problem(struct ak_set *s, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-static void set_problem(struct ak_set *s, const char *fmt, ...)
+/*
+ * A problem of set s, reported and counted; a rejection (the set is not
+ * used at all) replaces the reason kept for `check` and `index`, any
+ * other problem only fills it if empty.
+ */
+static void set_vproblem(struct ak_set *s, bool reject, const char *fmt,
+			 va_list ap)
 {
-	va_list ap;
-	char *msg;
+	char *msg = vasprintf_or_die(fmt, ap);
 
-	va_start(ap, fmt);
-	msg = vasprintf_or_die(fmt, ap);
-	va_end(ap);
 	ak_problem("%s", msg);
 	s->nr_problems++;
-	if (!s->why)
+	if (reject) {
+		s->usable = false;
+		free(s->why);
 		s->why = msg;
-	else
+	} else if (!s->why) {
+		s->why = msg;
+	} else {
 		free(msg);
+	}
 }
 
-/* The set is not used at all; why says so in `check` and `index`. */
+static void set_problem(struct ak_set *s, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void set_problem(struct ak_set *s, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	set_vproblem(s, false, fmt, ap);
+	va_end(ap);
+}
+
 static void set_reject(struct ak_set *s, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 static void set_reject(struct ak_set *s, const char *fmt, ...)
 {
 	va_list ap;
-	char *msg;
 
 	va_start(ap, fmt);
-	msg = vasprintf_or_die(fmt, ap);
+	set_vproblem(s, true, fmt, ap);
 	va_end(ap);
-	ak_problem("%s", msg);
-	s->nr_problems++;
-	s->usable = false;
-	free(s->why);
-	s->why = msg;
 }
 
 static const char *jtype(const json_t *j)

@@ -566,26 +566,26 @@ static const char *best_slab(const struct ak_set *s, const char *wl,
 	return who;
 }
 
-static const char *variant_of(const char *name)
+/* Part k of a benchmark name ("?" if it has none), in a static buffer. */
+static const char *name_part(const char *name, int k)
 {
 	static char buf[64];
 	struct name nm;
 
-	if (parse(&nm, name) < 4)
+	if (parse(&nm, name) <= k)
 		return "?";
-	snprintf(buf, sizeof(buf), "%s", nm.p[3]);
+	snprintf(buf, sizeof(buf), "%s", nm.p[k]);
 	return buf;
+}
+
+static const char *variant_of(const char *name)
+{
+	return name_part(name, 3);
 }
 
 static const char *impl_of(const char *name)
 {
-	static char buf[64];
-	struct name nm;
-
-	if (parse(&nm, name) < 3)
-		return "?";
-	snprintf(buf, sizeof(buf), "%s", nm.p[2]);
-	return buf;
+	return name_part(name, 2);
 }
 
 static void index_row(const struct ak_set *s, const char *rel)
