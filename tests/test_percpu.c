@@ -170,6 +170,23 @@ static void run_threads(enum storm s, void (*body)(int, unsigned long),
 
 /* ---- single-thread semantics ---- */
 
+/*
+ * The calling thread held on the CPU it is on, so that a sequence of
+ * this_cpu ops meets one copy: a migration between two of them would
+ * (correctly) move to another CPU's copy.  Returns the old mask in *old.
+ */
+static void pin_here(cpu_set_t *old)
+{
+	cpu_set_t one;
+	int c = sched_getcpu();
+
+	assert_int_equal(sched_getaffinity(0, sizeof(*old), old), 0);
+	assert_true(c >= 0);
+	CPU_ZERO(&one);
+	CPU_SET(c, &one);
+	assert_int_equal(sched_setaffinity(0, sizeof(one), &one), 0);
+}
+
 static void test_ops(void **state)
 {
 	uint32_t *c32 = ak_percpu_alloc(sizeof(*c32), 4);
@@ -177,9 +194,11 @@ static void test_ops(void **state)
 	void **pp = ak_percpu_alloc(sizeof(void *), 8);
 	uint64_t o64;
 	unsigned int cpu, n = ak_nr_cpus();
+	cpu_set_t saved;
 	int x;
 
 	(void)state;
+	pin_here(&saved);
 	assert_non_null(c32);
 	assert_non_null(c64);
 	assert_non_null(pp);
@@ -220,6 +239,7 @@ static void test_ops(void **state)
 	ak_percpu_free(c32);
 	ak_percpu_free(c64);
 	ak_percpu_free(pp);
+	sched_setaffinity(0, sizeof(saved), &saved);
 }
 
 static void test_alloc_errors(void **state)
