@@ -187,6 +187,55 @@ static void pin_here(cpu_set_t *old)
 	assert_int_equal(sched_setaffinity(0, sizeof(one), &one), 0);
 }
 
+/*
+ * One thread, pinned: the list and array ops' results, what a refused
+ * push leaves, LIFO order, and that only this CPU's copy changed.
+ */
+static void list_array_ops(void)
+{
+	struct ak_percpu_array *ar = ak_percpu_alloc(ak_percpu_array_size(2),
+						     64), *a;
+	struct ak_percpu_list *li = ak_percpu_alloc(sizeof(*li), 16), *l;
+	void *o[3][2] = { { NULL } };	/* objects link through word 0 */
+	unsigned int cpu, other = 0;
+
+	assert_non_null(ar);
+	assert_non_null(li);
+	assert_null(ak_this_cpu_array_pop(ar));
+	assert_int_equal(ak_this_cpu_array_push(ar, 2, o[0]), 0);
+	assert_int_equal(ak_this_cpu_array_push(ar, 2, o[1]), 0);
+	assert_int_equal(ak_this_cpu_array_push(ar, 2, o[2]), 1);
+	a = ak_this_cpu_ptr(ar);
+	assert_int_equal(a->count, 2);
+	assert_ptr_equal(a->slots[0], o[0]);
+	assert_ptr_equal(a->slots[1], o[1]);
+	ak_for_each_cpu(cpu)
+		other += ak_per_cpu_ptr(ar, cpu)->count;
+	assert_int_equal(other, 2);
+	assert_ptr_equal(ak_this_cpu_array_pop(ar), o[1]);
+	assert_ptr_equal(ak_this_cpu_array_pop(ar), o[0]);
+	assert_null(ak_this_cpu_array_pop(ar));
+	assert_int_equal(a->count, 0);
+
+	assert_null(ak_this_cpu_list_pop(li));
+	ak_this_cpu_list_push(li, o[0]);
+	ak_this_cpu_list_push(li, o[1]);
+	l = ak_this_cpu_ptr(li);
+	assert_ptr_equal(l->head, o[1]);
+	assert_ptr_equal(o[1][0], o[0]);
+	assert_null(o[0][0]);
+	other = 0;
+	ak_for_each_cpu(cpu)
+		other += ak_per_cpu_ptr(li, cpu)->head != NULL;
+	assert_int_equal(other, 1);
+	assert_ptr_equal(ak_this_cpu_list_pop(li), o[1]);
+	assert_ptr_equal(ak_this_cpu_list_pop(li), o[0]);
+	assert_null(ak_this_cpu_list_pop(li));
+	assert_null(l->head);
+	ak_percpu_free(ar);
+	ak_percpu_free(li);
+}
+
 static void test_ops(void **state)
 {
 	uint32_t *c32 = ak_percpu_alloc(sizeof(*c32), 4);
@@ -235,6 +284,8 @@ static void test_ops(void **state)
 	assert_null(ak_this_cpu_xchg(pp, (void *)&x));
 	assert_ptr_equal(ak_this_cpu_cmpxchg(pp, (void *)&x, NULL), &x);
 	assert_null(ak_this_cpu_read(pp));
+
+	list_array_ops();
 
 	ak_percpu_free(c32);
 	ak_percpu_free(c64);
@@ -480,12 +531,24 @@ static void test_array_migration(void **s) { (void)s; pool_test(true, MIGRATION)
 #ifdef AK_RSEQ_STRESS
 static void test_aborts_taken(void **state)
 {
+	unsigned long before;
+
 	(void)state;
 	skip_unless_rseq_for_stress();
+
 	counter_test(SIGNALS);
 	counter_test(MIGRATION);
 	print_message("# %lu rseq aborts\n", ak_rseq_aborts());
 	assert_true(ak_rseq_aborts() > 0);
+	/* the list and array sections (their _at forms) restart too */
+	before = ak_rseq_aborts();
+	pool_test(false, SIGNALS);
+	print_message("# %lu in the list sections\n", ak_rseq_aborts() - before);
+	assert_true(ak_rseq_aborts() > before);
+	before = ak_rseq_aborts();
+	pool_test(true, SIGNALS);
+	print_message("# %lu in the array sections\n", ak_rseq_aborts() - before);
+	assert_true(ak_rseq_aborts() > before);
 }
 #endif
 

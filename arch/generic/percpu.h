@@ -217,6 +217,83 @@ __ak_inline int ak_arch_rseq_array_pop(struct ak_rseq_abi *rs,
 	return rc;
 }
 
+/*
+ * The _at forms run on the copy base + id * stride of the id the section
+ * reads, for callers that keep base and stride at hand (the slab cache;
+ * passed by address, so that an arch may read them inside):
+ *
+ *   ak_arch_rseq_list_pop_at(rs, start, field, &base, &stride, &node)
+ *   ak_arch_rseq_list_push_at(rs, start, field, &base, &stride, node)
+ *	the list head at +0 of each copy
+ *   ak_arch_rseq_array_pop_at(rs, start, field, &base, &stride, &obj)
+ *   ak_arch_rseq_array_push_at(rs, start, field, &base, &stride, limit,
+ *				obj)
+ *	count at +0, slots at +16 (struct ak_percpu_array)
+ *
+ * start is the id to compute from before the section (rs->cpu_id_start
+ * or rs->mm_cid), field the one the section checks, as above; 0, 1, -1 as
+ * above.  An arch whose section can read the id itself and find the copy
+ * from it (one load and no check fewer) defines AK_HAVE_ARCH_RSEQ_AT and
+ * its own; here they are the ops above on the copy of *start.
+ */
+#ifndef AK_HAVE_ARCH_RSEQ_AT
+# define AK_HAVE_ARCH_RSEQ_AT	0
+
+__ak_inline char *__ak_rseq_copy_at(const uint32_t *start, uint32_t *cpu,
+				    void *const *base, const size_t *stride)
+{
+	*cpu = __atomic_load_n(start, __ATOMIC_RELAXED);
+	return (char *)*base + (size_t)*cpu * *stride;
+}
+
+__ak_inline int ak_arch_rseq_list_pop_at(struct ak_rseq_abi *rs,
+					 const uint32_t *start,
+					 const uint32_t *field, void *const *base,
+					 const size_t *stride, void **node)
+{
+	uint32_t cpu;
+	char *c = __ak_rseq_copy_at(start, &cpu, base, stride);
+
+	return ak_arch_rseq_list_pop(rs, field, cpu, (void **)c, node);
+}
+
+__ak_inline int ak_arch_rseq_list_push_at(struct ak_rseq_abi *rs,
+					  const uint32_t *start,
+					  const uint32_t *field, void *const *base,
+					  const size_t *stride, void *node)
+{
+	uint32_t cpu;
+	char *c = __ak_rseq_copy_at(start, &cpu, base, stride);
+
+	return ak_arch_rseq_list_push(rs, field, cpu, (void **)c, node);
+}
+
+__ak_inline int ak_arch_rseq_array_pop_at(struct ak_rseq_abi *rs,
+					  const uint32_t *start,
+					  const uint32_t *field, void *const *base,
+					  const size_t *stride, void **obj)
+{
+	uint32_t cpu;
+	char *c = __ak_rseq_copy_at(start, &cpu, base, stride);
+
+	return ak_arch_rseq_array_pop(rs, field, cpu, (unsigned long *)c,
+				      (void **)(c + 16), obj);
+}
+
+__ak_inline int ak_arch_rseq_array_push_at(struct ak_rseq_abi *rs,
+					   const uint32_t *start,
+					   const uint32_t *field, void *const *base,
+					   const size_t *stride, unsigned long limit,
+					   void *obj)
+{
+	uint32_t cpu;
+	char *c = __ak_rseq_copy_at(start, &cpu, base, stride);
+
+	return ak_arch_rseq_array_push(rs, field, cpu, (unsigned long *)c,
+				       (void **)(c + 16), limit, obj);
+}
+#endif /* !AK_HAVE_ARCH_RSEQ_AT */
+
 #else /* !AK_HAVE_ARCH_RSEQ */
 
 /* Never called: the rseq modes are unavailable, so their branch is dead. */
@@ -233,6 +310,11 @@ __ak_inline int __ak_no_rseq(void)
 # define ak_arch_rseq_list_push(...)	__ak_no_rseq()
 # define ak_arch_rseq_array_push(...)	__ak_no_rseq()
 # define ak_arch_rseq_array_pop(...)	__ak_no_rseq()
+# define ak_arch_rseq_list_pop_at(...)	__ak_no_rseq()
+# define ak_arch_rseq_list_push_at(...)	__ak_no_rseq()
+# define ak_arch_rseq_array_push_at(...) __ak_no_rseq()
+# define ak_arch_rseq_array_pop_at(...)	__ak_no_rseq()
+# define AK_HAVE_ARCH_RSEQ_AT		0
 
 #endif /* AK_HAVE_ARCH_RSEQ */
 

@@ -146,4 +146,155 @@ do {									\
 	*seen = ak_u128_make(hi, lo);					\
 } while (0)
 
+/*
+ * The _at forms of the list and array ops (arch/generic/percpu.h): the
+ * section reads the id itself, after 1, and finds the copy from it, as
+ * tcmalloc's per-CPU caches do.  Nothing is read before the section, so
+ * there is no id to check: the kernel restarts any section that is
+ * preempted, migrated or signalled after 1, whichever id it read.
+ * [c] is the copy, *base + id * *stride; base and stride are memory
+ * operands, so that they hold no registers.
+ *
+ * They leave through asm goto, so that a commit falls through to the
+ * caller's code with no rc to set and test (the slab fastpath is a few
+ * instructions more than the section); the abort handler, after its
+ * signature, sits out of line.  That needs asm goto with outputs (GCC
+ * 11, clang 11); without it the generic _at forms serve.
+ */
+#if (defined(__clang__) && __clang_major__ >= 11) || \
+	(!defined(__clang__) && __GNUC__ >= 11)
+#define AK_HAVE_ARCH_RSEQ_AT	1
+
+#define __AK_X86_RSEQ_ENTER_AT						\
+	__AK_RSEQ_DESCRIPTOR						\
+	"leaq 3b(%%rip), %[c]\n\t"					\
+	"movq %[c], 8(%[rs])\n"					\
+	"1:\n\t"							\
+	"movl (%[field]), %k[c]\n\t"					\
+	"imulq %[st], %[c]\n\t"					\
+	"addq %[b], %[c]\n\t"
+
+#define __AK_X86_RSEQ_EXIT_AT						\
+	"2:\n\t"							\
+	".pushsection .text.unlikely, \"ax\"\n\t"			\
+	".byte 0x0f, 0xb9, 0x3d\n\t"					\
+	".long 0x53053053\n"						\
+	"4:\n\t"							\
+	"jmp %l[abort]\n\t"						\
+	".popsection\n"
+
+#define __AK_X86_RSEQ_AT_IN	[rs] "r"(rs), [field] "r"(field),	\
+				[b] "m"(*base), [st] "m"(*stride)
+
+/* 0: committed; 1: the compare failed ([fail]); -1: aborted. */
+#define __AK_X86_RSEQ_AT_RETURN						\
+	return 0;							\
+fail:									\
+	return 1;							\
+abort:									\
+	return -1
+
+/* the head at +0 of the copy */
+__ak_inline int ak_arch_rseq_list_pop_at(struct ak_rseq_abi *rs,
+					 const uint32_t *start,
+					 const uint32_t *field, void *const *base,
+					 const size_t *stride, void **node)
+{
+	uintptr_t c;
+	void *n, *x;
+
+	(void)start;
+	__asm__ __volatile__ goto(__AK_X86_RSEQ_ENTER_AT
+		"mov (%[c]), %[n]\n\t"
+		"test %[n], %[n]\n\t"
+		"jz %l[fail]\n\t"
+		"mov (%[n]), %[x]\n\t"
+		__AK_X86_RSEQ_INJECT
+		"mov %[x], (%[c])\n"
+		__AK_X86_RSEQ_EXIT_AT
+		: [c] "=&r"(c), [n] "=&r"(n), [x] "=&r"(x)
+		: __AK_X86_RSEQ_AT_IN
+		: __AK_ARCH_RSEQ_CLOBBER
+		: fail, abort);
+	*node = n;
+	__AK_X86_RSEQ_AT_RETURN;
+}
+
+__ak_inline int ak_arch_rseq_list_push_at(struct ak_rseq_abi *rs,
+					  const uint32_t *start,
+					  const uint32_t *field, void *const *base,
+					  const size_t *stride, void *node)
+{
+	uintptr_t c;
+	void *t;
+
+	(void)start;
+	__asm__ __volatile__ goto(__AK_X86_RSEQ_ENTER_AT
+		"mov (%[c]), %[t]\n\t"
+		"mov %[t], (%[n])\n\t"
+		__AK_X86_RSEQ_INJECT
+		"mov %[n], (%[c])\n"
+		__AK_X86_RSEQ_EXIT_AT
+		: [c] "=&r"(c), [t] "=&r"(t)
+		: __AK_X86_RSEQ_AT_IN, [n] "r"(node)
+		: __AK_ARCH_RSEQ_CLOBBER
+		: abort);
+	return 0;
+abort:
+	return -1;
+}
+
+/* count at +0 of the copy, slots at +16 (struct ak_percpu_array) */
+__ak_inline int ak_arch_rseq_array_pop_at(struct ak_rseq_abi *rs,
+					  const uint32_t *start,
+					  const uint32_t *field, void *const *base,
+					  const size_t *stride, void **obj)
+{
+	uintptr_t c, t;
+	void *o;
+
+	(void)start;
+	__asm__ __volatile__ goto(__AK_X86_RSEQ_ENTER_AT
+		"mov (%[c]), %[t]\n\t"
+		"test %[t], %[t]\n\t"
+		"jz %l[fail]\n\t"
+		"mov 8(%[c], %[t], 8), %[o]\n\t"
+		"sub $1, %[t]\n\t"
+		__AK_X86_RSEQ_INJECT
+		"mov %[t], (%[c])\n"
+		__AK_X86_RSEQ_EXIT_AT
+		: [c] "=&r"(c), [t] "=&r"(t), [o] "=&r"(o)
+		: __AK_X86_RSEQ_AT_IN
+		: __AK_ARCH_RSEQ_CLOBBER
+		: fail, abort);
+	*obj = o;
+	__AK_X86_RSEQ_AT_RETURN;
+}
+
+__ak_inline int ak_arch_rseq_array_push_at(struct ak_rseq_abi *rs,
+					   const uint32_t *start,
+					   const uint32_t *field, void *const *base,
+					   const size_t *stride, unsigned long limit,
+					   void *obj)
+{
+	uintptr_t c, t;
+
+	(void)start;
+	__asm__ __volatile__ goto(__AK_X86_RSEQ_ENTER_AT
+		"mov (%[c]), %[t]\n\t"
+		"cmp %[l], %[t]\n\t"
+		"jae %l[fail]\n\t"
+		"mov %[o], 16(%[c], %[t], 8)\n\t"
+		"add $1, %[t]\n\t"
+		__AK_X86_RSEQ_INJECT
+		"mov %[t], (%[c])\n"
+		__AK_X86_RSEQ_EXIT_AT
+		: [c] "=&r"(c), [t] "=&r"(t)
+		: __AK_X86_RSEQ_AT_IN, [l] "r"(limit), [o] "r"(obj)
+		: __AK_ARCH_RSEQ_CLOBBER
+		: fail, abort);
+	__AK_X86_RSEQ_AT_RETURN;
+}
+#endif /* asm goto with outputs */
+
 #endif /* ATOMKIT_ARCH_X86_64_PERCPU_H */

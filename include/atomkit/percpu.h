@@ -187,6 +187,32 @@ static inline unsigned int __ak_this_slot(enum ak_percpu_mode m)
 	__rc;								\
 })
 
+/*
+ * The same for the list and array ops, through their _at forms: the
+ * section finds the copy from pcp and its stride, so that an arch whose
+ * section reads the id itself (AK_HAVE_ARCH_RSEQ_AT) reads nothing
+ * before it.
+ */
+#define __ak_rseq_run_at(m, pcp, call)					\
+({									\
+	struct ak_rseq_abi *rs = ak_rseq_thread();			\
+	const uint32_t *start = (m) == AK_PERCPU_RSEQ ?			\
+		&rs->cpu_id_start : &rs->mm_cid;			\
+	const uint32_t *field = (m) == AK_PERCPU_RSEQ ?			\
+		&rs->cpu_id : &rs->mm_cid;				\
+	void *const base = (pcp);					\
+	const size_t stride = __ak_percpu_stride(pcp);			\
+	int __rc;							\
+									\
+	(void)start;							\
+	(void)field;							\
+	(void)base;							\
+	(void)stride;							\
+	while (ak_unlikely((__rc = (call)) < 0))			\
+		__ak_rseq_count_abort();				\
+	__rc;								\
+})
+
 #if AK_HAVE_ARCH_RSEQ
 # define __AK_RSEQ_MODE(m)	((m) <= AK_PERCPU_RSEQ_MM_CID)
 #else
@@ -339,8 +365,9 @@ static inline void *ak_this_cpu_list_pop(struct ak_percpu_list *pcp)
 	void *node;
 
 	if (__AK_RSEQ_MODE(m)) {
-		if (__ak_rseq_run(m, l, pcp,
-			ak_arch_rseq_list_pop(rs, field, cpu, &l->head, &node)))
+		if (__ak_rseq_run_at(m, pcp,
+			ak_arch_rseq_list_pop_at(rs, start, field, &base,
+						 &stride, &node)))
 			return NULL;
 		return node;
 	}
@@ -366,8 +393,9 @@ static inline void ak_this_cpu_list_push(struct ak_percpu_list *pcp,
 	struct ak_percpu_list *l;
 
 	if (__AK_RSEQ_MODE(m)) {
-		__ak_rseq_run(m, l, pcp,
-			ak_arch_rseq_list_push(rs, field, cpu, &l->head, node));
+		__ak_rseq_run_at(m, pcp,
+			ak_arch_rseq_list_push_at(rs, start, field, &base,
+						  &stride, node));
 		return;
 	}
 	l = ak_per_cpu_ptr(pcp, __ak_this_slot(m));
@@ -395,6 +423,13 @@ struct ak_percpu_array {
 	void *slots[];
 };
 
+/* where the _at ops of arch/generic/percpu.h find the fields */
+AK_STATIC_ASSERT(offsetof(struct ak_percpu_array, count) == 0 &&
+		 offsetof(struct ak_percpu_array, slots) == 16,
+		 "ak_percpu_array layout");
+AK_STATIC_ASSERT(offsetof(struct ak_percpu_list, head) == 0,
+		 "ak_percpu_list layout");
+
 #define ak_percpu_array_size(limit) \
 	(sizeof(struct ak_percpu_array) + (size_t)(limit) * sizeof(void *))
 
@@ -420,9 +455,9 @@ static inline int ak_this_cpu_array_push(struct ak_percpu_array *pcp,
 	int rc = 1;
 
 	if (__AK_RSEQ_MODE(m))
-		return __ak_rseq_run(m, a, pcp,
-			ak_arch_rseq_array_push(rs, field, cpu, &a->count,
-						a->slots, limit, obj));
+		return __ak_rseq_run_at(m, pcp,
+			ak_arch_rseq_array_push_at(rs, start, field, &base,
+						   &stride, limit, obj));
 	a = ak_per_cpu_ptr(pcp, __ak_this_slot(m));
 	if (!__ak_array_trylock(m, a))
 		return 1;
@@ -443,9 +478,9 @@ static inline void *ak_this_cpu_array_pop(struct ak_percpu_array *pcp)
 	void *obj = NULL;
 
 	if (__AK_RSEQ_MODE(m)) {
-		if (__ak_rseq_run(m, a, pcp,
-			ak_arch_rseq_array_pop(rs, field, cpu, &a->count,
-					       a->slots, &obj)))
+		if (__ak_rseq_run_at(m, pcp,
+			ak_arch_rseq_array_pop_at(rs, start, field, &base,
+						  &stride, &obj)))
 			return NULL;
 		return obj;
 	}
