@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * The fastpaths of the six designs and the public alloc/free calls.  One
- * switch on s->kind picks the design; a cache with debug checks or
+ * The fastpaths of the six designs and the public alloc/free calls.  The
+ * public calls jump through s->alloc and s->free: the general path, where
+ * one switch on s->kind picks the design (a cache with debug checks or
  * statistics has kind K_HOOKED, so neither costs anything on the
- * fastpath of a cache without them.  Without debug the free pointer is
- * at offset 0, so fp space and object pointers coincide here.
+ * fastpath of a cache without them), or the rseq entry points of the
+ * array and rseq-list designs.  Without debug the free pointer is at
+ * offset 0, so fp space and object pointers coincide here.
  *
  * Which primitive each step uses and why it is correct in each per-CPU
  * mode: doc/slab.md.
@@ -255,7 +257,7 @@ static void hooked_free(struct ak_kmem_cache *s, void *obj)
 
 /* ---- the API ---- */
 
-void *ak_kmem_cache_alloc(struct ak_kmem_cache *s, ak_gfp_t flags)
+static void *alloc_general(struct ak_kmem_cache *s, ak_gfp_t flags)
 {
 	unsigned int k = s->kind;
 	void *p;
@@ -273,7 +275,7 @@ void *ak_kmem_cache_alloc(struct ak_kmem_cache *s, ak_gfp_t flags)
 	return p;
 }
 
-void ak_kmem_cache_free(struct ak_kmem_cache *s, void *p)
+static void free_general(struct ak_kmem_cache *s, void *p)
 {
 	unsigned int k = s->kind;
 
@@ -283,6 +285,153 @@ void ak_kmem_cache_free(struct ak_kmem_cache *s, void *p)
 		return hooked_free(s, p);
 	slab_asan_free(s, p);
 	design_free(s, k, p);
+}
+
+/* One jump through the cache: the general path or the design's leaf. */
+void *ak_kmem_cache_alloc(struct ak_kmem_cache *s, ak_gfp_t flags)
+{
+	return s->alloc(s, flags);
+}
+
+void ak_kmem_cache_free(struct ak_kmem_cache *s, void *p)
+{
+	s->free(s, p);
+}
+
+/*
+ * ---- the rseq entry points ----
+ *
+ * The sections of this_cpu_array_pop/push and this_cpu_list_pop/push in
+ * an rseq mode, in their _at forms, without what the general ops do
+ * around them on every call: the mode's load and switch, the thread's
+ * first-use check, the stride from the per-CPU header, the design
+ * switch.  Anything but a clean commit (an empty or full array, an empty
+ * list, a foreign slab, an abort, a thread not yet seen) goes to the
+ * general path, which does it all again.  Not under ASan, whose
+ * annotations live on the general path.
+ */
+#if AK_HAVE_ARCH_RSEQ && !defined(AK_SLAB_ASAN)
+# define SLAB_RSEQ_ENTRIES 1
+#endif
+
+#ifdef SLAB_RSEQ_ENTRIES
+static __attribute__((noinline)) void *
+alloc_aborted(struct ak_kmem_cache *s, ak_gfp_t flags)
+{
+	__ak_rseq_count_abort();
+	return alloc_general(s, flags);
+}
+
+static __attribute__((noinline)) void free_aborted(struct ak_kmem_cache *s,
+						   void *p)
+{
+	__ak_rseq_count_abort();
+	free_general(s, p);
+}
+
+__ak_inline int array_pop_at(struct ak_kmem_cache *s, struct ak_rseq_abi *rs,
+			     const uint32_t *start, const uint32_t *field,
+			     void **fp)
+{
+	return ak_arch_rseq_array_pop_at(rs, start, field, &s->cpu,
+					 &s->cpu_stride, fp);
+}
+
+__ak_inline int array_push_at(struct ak_kmem_cache *s, struct ak_rseq_abi *rs,
+			      const uint32_t *start, const uint32_t *field,
+			      void *fp)
+{
+	return ak_arch_rseq_array_push_at(rs, start, field, &s->cpu,
+					  &s->cpu_stride, s->array_limit, fp);
+}
+
+__ak_inline int list_pop_at(struct ak_kmem_cache *s, struct ak_rseq_abi *rs,
+			    const uint32_t *start, const uint32_t *field,
+			    void **fp)
+{
+	return ak_arch_rseq_list_pop_at(rs, start, field, &s->cpu,
+					&s->cpu_stride, fp);
+}
+
+__ak_inline int list_push_at(struct ak_kmem_cache *s, struct ak_rseq_abi *rs,
+			     const uint32_t *start, const uint32_t *field,
+			     void *fp)
+{
+	struct fl_cpu *c = (struct fl_cpu *)((char *)s->cpu + s->cpu_stride *
+				__atomic_load_n(start, __ATOMIC_RELAXED));
+
+	/* the owner check, as list_free: a hint, so read outside */
+	if (__atomic_load_n(&c->slab, __ATOMIC_RELAXED) != fp_slab(s, fp))
+		return 1;
+	return ak_arch_rseq_list_push_at(rs, start, field, &s->cpu,
+					 &s->cpu_stride, fp);
+}
+
+/*
+ * A design's entry points in one mode: the id's fields at fixed offsets.
+ * __ak_rseq_area is NULL until the thread's first general per-CPU op.
+ */
+#define RSEQ_ENTRIES(name, design, start, field)			\
+static void *name##_alloc(struct ak_kmem_cache *s, ak_gfp_t flags)	\
+{									\
+	struct ak_rseq_abi *rs = __ak_rseq_area;			\
+	void *p;							\
+	int rc;								\
+									\
+	if (ak_unlikely(flags || !rs))					\
+		return alloc_general(s, flags);				\
+	rc = design##_pop_at(s, rs, &rs->start, &rs->field, &p);	\
+	if (ak_likely(!rc))						\
+		return p;						\
+	if (rc < 0)							\
+		return alloc_aborted(s, flags);				\
+	return alloc_general(s, flags);					\
+}									\
+static void name##_free(struct ak_kmem_cache *s, void *p)		\
+{									\
+	struct ak_rseq_abi *rs = __ak_rseq_area;			\
+	int rc;								\
+									\
+	if (ak_unlikely(!p || !rs))					\
+		return free_general(s, p);				\
+	rc = design##_push_at(s, rs, &rs->start, &rs->field, p);	\
+	if (ak_likely(!rc))						\
+		return;							\
+	if (rc < 0)							\
+		return free_aborted(s, p);				\
+	free_general(s, p);						\
+}
+
+RSEQ_ENTRIES(array_rseq, array, cpu_id_start, cpu_id)
+RSEQ_ENTRIES(array_mm_cid, array, mm_cid, mm_cid)
+RSEQ_ENTRIES(list_rseq, list, cpu_id_start, cpu_id)
+RSEQ_ENTRIES(list_mm_cid, list, mm_cid, mm_cid)
+#endif /* SLAB_RSEQ_ENTRIES */
+
+bool slab_entry_is_leaf(const struct ak_kmem_cache *s)
+{
+	return s->alloc != alloc_general;
+}
+
+void slab_entry_init(struct ak_kmem_cache *s)
+{
+	bool mm = s->mode == AK_PERCPU_RSEQ_MM_CID;
+
+	s->alloc = alloc_general;
+	s->free = free_general;
+#ifdef SLAB_RSEQ_ENTRIES
+	if (!__AK_RSEQ_MODE(s->mode))
+		return;
+	if (s->kind == K_ARRAY) {
+		s->alloc = mm ? array_mm_cid_alloc : array_rseq_alloc;
+		s->free = mm ? array_mm_cid_free : array_rseq_free;
+	} else if (s->kind == K_LIST) {
+		s->alloc = mm ? list_mm_cid_alloc : list_rseq_alloc;
+		s->free = mm ? list_mm_cid_free : list_rseq_free;
+	}
+#else
+	(void)mm;
+#endif
 }
 
 /* ---- bulk ---- */

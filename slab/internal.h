@@ -73,6 +73,13 @@ struct ak_slab {
 	struct ak_slab *next, *prev;	/* partial list, under the node lock */
 	struct ak_slab *all_next;	/* every slab of the cache */
 	unsigned int on_partial;
+	/*
+	 * The slot + 1 that last drew objects from the slab (array, sheaf,
+	 * locked): refills prefer their own slabs, so that two CPUs do not
+	 * take turns at the same objects' cache lines.  A hint, under the
+	 * node lock.
+	 */
+	unsigned int home;
 } __attribute__((aligned(CACHELINE)));
 
 AK_STATIC_ASSERT(sizeof(struct ak_slab) <= SLAB_HDR_SIZE, "slab header");
@@ -110,7 +117,50 @@ static inline bool slab_fc_cmpxchg(struct ak_slab *sl, union slab_fc old,
 	return ak_try_cmpxchg128(&sl->fc.v, &old.v, new_.v);
 }
 
+/*
+ * The node locks are held for a few hundred cycles at most (a batch of
+ * pointers, a list splice), so they spin as the kernel's list_lock does:
+ * a sleeping mutex turns every contended refill into two futex calls.
+ * After a while spinning the waiter yields, in case the holder was
+ * preempted on this CPU (more threads than CPUs).
+ */
+typedef struct {
+	unsigned int v;
+} slab_lock_t;
+
+#define SLAB_LOCK_SPINS	256
+
+/* A spin-wait hint: let the SMT sibling run, as the kernel's cpu_relax. */
+static inline void slab_cpu_relax(void)
+{
+#if defined(__x86_64__)
+	__asm__ __volatile__("pause" ::: "memory");
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield" ::: "memory");
+#elif defined(__powerpc64__)
+	__asm__ __volatile__("or 1,1,1\n\tor 2,2,2" ::: "memory");
+#else
+	__asm__ __volatile__("" ::: "memory");
+#endif
+}
+
+void slab_lock_slow(slab_lock_t *l);
+
+static inline void slab_lock(slab_lock_t *l)
+{
+	if (ak_unlikely(__atomic_exchange_n(&l->v, 1, __ATOMIC_ACQUIRE)))
+		slab_lock_slow(l);
+}
+
+static inline void slab_unlock(slab_lock_t *l)
+{
+	__atomic_store_n(&l->v, 0, __ATOMIC_RELEASE);
+}
+
 /* ---- per-node state: partial list and the sheaf barn ---- */
+
+/* Partial slabs a refill looks at for one of its own before any. */
+#define HOME_SCAN	8
 
 struct sheaf {
 	struct sheaf *next;
@@ -119,10 +169,11 @@ struct sheaf {
 };
 
 struct slab_node {
-	pthread_mutex_t lock;		/* the partial list */
+	slab_lock_t lock;		/* the partial list */
 	struct ak_slab *partial;
 	unsigned long nr_partial;
-	pthread_mutex_t barn_lock;	/* sheaf: the barn */
+	/* the barn on a line of its own: refills and flushes of both meet */
+	slab_lock_t barn_lock __attribute__((aligned(CACHELINE)));
 	struct sheaf *full, *empty;
 	unsigned int nr_full, nr_empty;
 } __attribute__((aligned(CACHELINE)));
@@ -162,10 +213,19 @@ enum slab_kind {
 };
 
 struct ak_kmem_cache {
+	/*
+	 * The public alloc and free: the general path (a switch on kind),
+	 * or, for a design with a one-section rseq fastpath (array,
+	 * rseq-list) in an rseq mode without hooks, a leaf for that design
+	 * and mode (api.c).
+	 */
+	void *(*alloc)(struct ak_kmem_cache *s, ak_gfp_t flags);
+	void (*free)(struct ak_kmem_cache *s, void *p);
 	/* what the fastpaths read */
+	void *cpu;			/* per-CPU structure, copy 0 */
+	size_t cpu_stride;		/* bytes between its copies */
 	unsigned int kind;
 	unsigned int fastpath;
-	void *cpu;			/* per-CPU structure, copy 0 */
 	uintptr_t slab_mask;		/* ~(slab_size - 1) */
 	unsigned long tid_step;		/* power of two >= slots */
 	unsigned int fp_off;		/* free pointer from the object */
@@ -337,6 +397,10 @@ void locked_drain(struct ak_kmem_cache *s);
 /* The fastpath of each design in fp space (api.c), for bulk and debug. */
 void *slab_design_alloc(struct ak_kmem_cache *s);
 void slab_design_free(struct ak_kmem_cache *s, void *fp);
+/* Choose s->alloc and s->free for the design, mode and flags (api.c). */
+void slab_entry_init(struct ak_kmem_cache *s);
+/* Whether they are a design's own rseq entry points. */
+bool slab_entry_is_leaf(const struct ak_kmem_cache *s);
 
 /* Visit every free object a design's per-CPU level or store holds. */
 typedef void (*slab_visit_fn)(struct ak_kmem_cache *s, void *fp, void *arg);

@@ -20,10 +20,13 @@ static struct sheaf **spare_of_this_cpu(struct ak_kmem_cache *s)
 
 static struct sheaf *sheaf_new(struct ak_kmem_cache *s)
 {
-	struct sheaf *sh = malloc(sizeof(*sh) +
-				  (size_t)s->sheaf_cap * sizeof(void *));
+	size_t size = sizeof(struct sheaf) +
+		      (size_t)s->sheaf_cap * sizeof(void *);
+	struct sheaf *sh;
 
-	if (!sh)
+	/* lines of its own: two CPUs' sheaves must not share one */
+	if (posix_memalign((void **)&sh, CACHELINE,
+			   SLAB_ALIGN(size, (size_t)CACHELINE)))
 		return NULL;
 	sh->next = NULL;
 	sh->size = 0;
@@ -48,7 +51,7 @@ static struct sheaf *barn_get(struct ak_kmem_cache *s, bool full)
 
 	if (!READ_ONCE(*list))
 		return NULL;
-	pthread_mutex_lock(&n->barn_lock);
+	slab_lock(&n->barn_lock);
 	sh = *list;
 	if (sh) {
 		*list = sh->next;
@@ -57,7 +60,7 @@ static struct sheaf *barn_get(struct ak_kmem_cache *s, bool full)
 		else
 			n->nr_empty--;
 	}
-	pthread_mutex_unlock(&n->barn_lock);
+	slab_unlock(&n->barn_lock);
 	if (sh)
 		slab_stat(s, full ? AK_SLAB_BARN_GET_FULL :
 				    AK_SLAB_BARN_GET_EMPTY, 1);
@@ -69,9 +72,9 @@ static bool barn_put(struct ak_kmem_cache *s, struct sheaf *sh, bool full)
 	struct slab_node *n = &s->nodes[slab_this_node(s)];
 	unsigned int *nr = full ? &n->nr_full : &n->nr_empty;
 
-	pthread_mutex_lock(&n->barn_lock);
+	slab_lock(&n->barn_lock);
 	if (*nr >= s->barn_max) {
-		pthread_mutex_unlock(&n->barn_lock);
+		slab_unlock(&n->barn_lock);
 		return false;
 	}
 	sh->next = full ? n->full : n->empty;
@@ -80,7 +83,7 @@ static bool barn_put(struct ak_kmem_cache *s, struct sheaf *sh, bool full)
 	else
 		n->empty = sh;
 	++*nr;
-	pthread_mutex_unlock(&n->barn_lock);
+	slab_unlock(&n->barn_lock);
 	slab_stat(s, full ? AK_SLAB_BARN_PUT_FULL : AK_SLAB_BARN_PUT_EMPTY, 1);
 	return true;
 }

@@ -302,11 +302,53 @@ struct ak_slab *slab_registry_find(struct ak_kmem_cache *s, const void *p)
 
 /* ---- slabs ---- */
 
+/*
+ * Fault injection, as the kernel's failslab: AK_SLAB_FAIL_MAPS=N in the
+ * environment lets the process map N slabs (all caches together) and
+ * refuses every one after, as an mmap refused for want of memory would
+ * be.  For testing what callers do when allocation fails.
+ */
+static long fail_maps_left = -2;	/* -2: not read yet; -1: off */
+
+static bool slab_map_refused(void)
+{
+	long left = __atomic_load_n(&fail_maps_left, __ATOMIC_RELAXED);
+	const char *env;
+	char *end;
+
+	if (left == -2) {
+		env = getenv("AK_SLAB_FAIL_MAPS");
+		left = -1;
+		if (env && *env) {
+			left = strtol(env, &end, 10);
+			if (*end || left < 0)
+				left = -1;
+		}
+		/* first caller's reading wins; the rest use it */
+		if (!__atomic_compare_exchange_n(&fail_maps_left,
+						 &(long){ -2 }, left, false,
+						 __ATOMIC_RELAXED,
+						 __ATOMIC_RELAXED))
+			left = __atomic_load_n(&fail_maps_left,
+					       __ATOMIC_RELAXED);
+	}
+	while (left > 0) {
+		if (__atomic_compare_exchange_n(&fail_maps_left, &left,
+						left - 1, false,
+						__ATOMIC_RELAXED,
+						__ATOMIC_RELAXED))
+			return false;
+	}
+	return left == 0;
+}
+
 static void *slab_map(size_t size)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE), len = 2 * size - page;
 	char *m, *base;
 
+	if (slab_map_refused())
+		return NULL;
 	m = mmap(NULL, len, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (m == MAP_FAILED)
@@ -431,7 +473,7 @@ void slab_free_chain(struct ak_kmem_cache *s, struct ak_slab *sl, void *head,
 		old = slab_fc_read(sl);
 		need = !CNT_OWNER(old.counters) && !old.freelist;
 		if (need && !locked) {
-			pthread_mutex_lock(&node->lock);
+			slab_lock(&node->lock);
 			locked = true;
 			continue;
 		}
@@ -445,7 +487,7 @@ void slab_free_chain(struct ak_kmem_cache *s, struct ak_slab *sl, void *head,
 	if (need)
 		add_partial(s, node, sl);
 	if (locked)
-		pthread_mutex_unlock(&node->lock);
+		slab_unlock(&node->lock);
 	slab_stat(s, AK_SLAB_FREE_REMOTE, n);
 }
 
@@ -527,7 +569,7 @@ struct ak_slab *slab_get_frozen(struct ak_kmem_cache *s, unsigned long owner,
 	struct ak_slab *sl;
 
 	if (READ_ONCE(n->partial)) {
-		pthread_mutex_lock(&n->lock);
+		slab_lock(&n->lock);
 		while ((sl = n->partial)) {
 			del_partial(n, sl);
 			new_.freelist = NULL;
@@ -540,7 +582,7 @@ struct ak_slab *slab_get_frozen(struct ak_kmem_cache *s, unsigned long owner,
 			}
 			if (!old.freelist)	/* cannot happen: partial has frees */
 				continue;
-			pthread_mutex_unlock(&n->lock);
+			slab_unlock(&n->lock);
 			c->head = old.freelist;
 			c->tail = NULL;
 			c->n = sl->objects - CNT_INUSE(old.counters);
@@ -548,7 +590,7 @@ struct ak_slab *slab_get_frozen(struct ak_kmem_cache *s, unsigned long owner,
 			*fresh = false;
 			return sl;
 		}
-		pthread_mutex_unlock(&n->lock);
+		slab_unlock(&n->lock);
 	}
 	sl = slab_new(s, nid, c);
 	if (!sl)
@@ -592,7 +634,7 @@ void slab_unfreeze(struct ak_kmem_cache *s, struct ak_slab *sl,
 		if (CNT_OWNER(old.counters) != owner)
 			break;
 		if (old.freelist && !locked) {
-			pthread_mutex_lock(&n->lock);
+			slab_lock(&n->lock);
 			locked = true;
 			continue;
 		}
@@ -608,12 +650,25 @@ void slab_unfreeze(struct ak_kmem_cache *s, struct ak_slab *sl,
 		slab_stat(s, AK_SLAB_SLAB_RETRY, 1);
 	}
 	if (locked)
-		pthread_mutex_unlock(&n->lock);
+		slab_unlock(&n->lock);
+}
+
+/* Under n->lock: the first of home's slabs near the head, else the head. */
+static struct ak_slab *pick_partial(struct slab_node *n, unsigned int home)
+{
+	struct ak_slab *sl = n->partial;
+	unsigned int i;
+
+	for (i = 0; sl && i < HOME_SCAN; i++, sl = sl->next)
+		if (sl->home == home)
+			return sl;
+	return n->partial;
 }
 
 size_t slab_take_objects(struct ak_kmem_cache *s, size_t want, void **fps,
 			 bool new_slabs, size_t *from_new)
 {
+	unsigned int home = __ak_this_slot(s->mode) + 1;
 	unsigned int nid = slab_this_node(s);
 	struct slab_node *n = &s->nodes[nid];
 	union slab_fc old, new_;
@@ -629,8 +684,9 @@ size_t slab_take_objects(struct ak_kmem_cache *s, size_t want, void **fps,
 		 * lock; remote frees only push.  So an unchanged head means
 		 * the walked objects are still the slab's.
 		 */
-		pthread_mutex_lock(&n->lock);
-		while (got < want && (sl = n->partial)) {
+		slab_lock(&n->lock);
+		while (got < want && (sl = pick_partial(n, home))) {
+			sl->home = home;
 			for (;;) {
 				old = slab_fc_read(sl);
 				for (k = 0, p = old.freelist;
@@ -647,26 +703,43 @@ size_t slab_take_objects(struct ak_kmem_cache *s, size_t want, void **fps,
 				del_partial(n, sl);
 			slab_stat(s, AK_SLAB_ALLOC_PARTIAL, 1);
 		}
-		pthread_mutex_unlock(&n->lock);
+		slab_unlock(&n->lock);
 	}
 	while (new_slabs && got < want) {
 		sl = slab_new(s, nid, &c);
 		if (!sl)
 			break;
+		sl->home = home;
 		for (k = 0, p = c.head; p && got < want; k++, p = fp_next(p))
 			fps[got++] = p;
 		*from_new += k;
 		slab_set_fc(sl, p, CNT_MAKE(k, 0));
 		if (p) {
-			pthread_mutex_lock(&n->lock);
+			slab_lock(&n->lock);
 			add_partial(s, n, sl);
-			pthread_mutex_unlock(&n->lock);
+			slab_unlock(&n->lock);
 		}
 	}
 	return got;
 }
 
 /* ---- caches ---- */
+
+void slab_lock_slow(slab_lock_t *l)
+{
+	unsigned int spins = 0;
+
+	do {
+		while (__atomic_load_n(&l->v, __ATOMIC_RELAXED)) {
+			if (++spins < SLAB_LOCK_SPINS) {
+				slab_cpu_relax();
+			} else {
+				spins = 0;
+				sched_yield();
+			}
+		}
+	} while (__atomic_exchange_n(&l->v, 1, __ATOMIC_ACQUIRE));
+}
 
 static bool is_pow2(size_t x)
 {
@@ -675,19 +748,11 @@ static bool is_pow2(size_t x)
 
 static void cache_free(struct ak_kmem_cache *s)
 {
-	unsigned int i;
-
 	if (s->cpu)
 		ak_percpu_free(s->cpu);
 	if (s->stats)
 		ak_percpu_free(s->stats);
-	if (s->nodes) {
-		for (i = 0; i < s->nr_nodes; i++) {
-			pthread_mutex_destroy(&s->nodes[i].lock);
-			pthread_mutex_destroy(&s->nodes[i].barn_lock);
-		}
-		free(s->nodes);
-	}
+	free(s->nodes);
 	pthread_mutex_destroy(&s->slabs_lock);
 	pthread_mutex_destroy(&s->locked.lock);
 	free(s);
@@ -714,7 +779,6 @@ ak_kmem_cache_create_args(const char *name, size_t size, size_t align,
 	const char *env = getenv("AK_SLAB_DEBUG");
 	struct ak_kmem_cache *s;
 	size_t slab_size, stride, obj_off, fp_off, first, objects;
-	unsigned int i;
 	void *mem;
 
 	if (!args)
@@ -807,10 +871,6 @@ ak_kmem_cache_create_args(const char *name, size_t size, size_t align,
 				   CACHELINE);
 	if (!s->nodes || !s->stats)
 		goto nomem;
-	for (i = 0; i < s->nr_nodes; i++) {
-		pthread_mutex_init(&s->nodes[i].lock, NULL);
-		pthread_mutex_init(&s->nodes[i].barn_lock, NULL);
-	}
 	switch (fastpath) {
 	case AK_SLAB_SLUB_TID:
 	case AK_SLAB_SLUB_LOCAL:
@@ -834,6 +894,9 @@ ak_kmem_cache_create_args(const char *name, size_t size, size_t align,
 	default:
 		break;
 	}
+	if (s->cpu)
+		s->cpu_stride = __ak_percpu_stride(s->cpu);
+	slab_entry_init(s);
 	return s;
 nomem:
 	cache_free(s);
@@ -926,9 +989,12 @@ void ak_kmem_cache_stats(struct ak_kmem_cache *s,
 	}
 }
 
-static const char *how(enum ak_slab_fastpath fp, enum ak_percpu_mode m)
+static const char *how(struct ak_kmem_cache *s)
 {
+	enum ak_slab_fastpath fp = (enum ak_slab_fastpath)s->fastpath;
+	enum ak_percpu_mode m = s->mode;
 	bool rseq = m == AK_PERCPU_RSEQ || m == AK_PERCPU_RSEQ_MM_CID;
+	bool leaf = slab_entry_is_leaf(s);
 
 	switch (fp) {
 	case AK_SLAB_SLUB_TID:
@@ -940,10 +1006,18 @@ static const char *how(enum ak_slab_fastpath fp, enum ak_percpu_mode m)
 		       m == AK_PERCPU_ATOMIC ? "cmpxchg_double, the SMP-safe form, on the slot pinned once (cmpxchg_local is not safe across CPUs)" :
 		       "cmpxchg_double_local on the thread's pinned slot";
 	case AK_SLAB_RSEQ_LIST:
+		if (leaf)
+			return AK_HAVE_ARCH_RSEQ_AT ?
+			       "list pop/push: one rseq section each, no tid, from the cache's own entry points; the section reads the id itself" :
+			       "list pop/push: one rseq section each, no tid, from the cache's own entry points";
 		return rseq ? "this_cpu_list_pop/push: one rseq section each, no tid" :
 		       m == AK_PERCPU_ATOMIC ? "this_cpu_list_pop/push fallback: SMP-safe cmpxchg128 of {head, seq}" :
 		       "this_cpu_list_pop/push fallback: cmpxchg128_local of {head, seq}";
 	case AK_SLAB_ARRAY:
+		if (leaf)
+			return AK_HAVE_ARCH_RSEQ_AT ?
+			       "array pop/push: one rseq section each, from the cache's own entry points; the section reads the id itself" :
+			       "array pop/push: one rseq section each, from the cache's own entry points";
 		return rseq ? "this_cpu_array_pop/push: one rseq section each" :
 		       "this_cpu_array_pop/push fallback: per-copy try-lock";
 	case AK_SLAB_SHEAF:
@@ -964,7 +1038,7 @@ void ak_kmem_cache_info(struct ak_kmem_cache *s,
 	out->fastpath_name = ak_slab_fastpath_name(out->fastpath);
 	out->mode = s->mode;
 	out->mode_name = ak_percpu_mode_name(s->mode);
-	out->how = how(out->fastpath, s->mode);
+	out->how = how(s);
 	out->flags = s->flags;
 	out->object_size = s->object_size;
 	out->align = s->align;
