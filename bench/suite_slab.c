@@ -182,11 +182,16 @@ static void **obj_array(struct akb_state *s, size_t n)
 		}							\
 	} while (0)
 
+/* A remote-free run in which some thread could not allocate. */
+static int remote_failed;
+
 /*
  * n allocations, then n frees, per batch; manual time is both phases.
  * With shared_in (remote free), each thread frees the run another thread
  * allocated, once every thread's run is out; the waits at the barriers
- * are not counted.
+ * are not counted.  A thread that cannot allocate ends its run, frees
+ * what it has (remote: NULLs the rest and still meets the barriers, and
+ * every thread stops after the same batch), and the run is skipped.
  */
 static void run_phases(struct akb_state *s, struct src *o, size_t run,
 		       void **own, void **shared_in)
@@ -200,16 +205,32 @@ static void run_phases(struct akb_state *s, struct src *o, size_t run,
 	while (akb_batch(s, &n)) {
 		t0 = akb_ticks();
 		for (i = 0; i < n; i++)
-			ALLOC_OR_SKIP(s, o, p[i]);
+			if (!(p[i] = src_alloc(o)))
+				break;
 		t1 = akb_ticks();
+		if (i < n && !shared_in) {
+			while (i--)
+				src_free(o, p[i]);
+			akb_skip(s, "allocation failed");
+			goto out;
+		}
+		if (i < n) {
+			memset(p + i, 0, (n - i) * sizeof(*p));
+			__atomic_store_n(&remote_failed, 1, __ATOMIC_RELAXED);
+		}
 		if (shared_in)
 			akb_thread_barrier(s);
 		t2 = akb_ticks();
 		for (i = 0; i < n; i++)
-			src_free(o, fr[i]);
+			src_free(o, fr[i]);	/* NULL: not allocated */
 		t2 = akb_ticks() - t2;
-		if (shared_in)
+		if (shared_in) {
 			akb_thread_barrier(s);
+			if (__atomic_load_n(&remote_failed, __ATOMIC_RELAXED)) {
+				akb_skip(s, "allocation failed");
+				goto out;
+			}
+		}
 		ta += t1 - t0;
 		tf += t2;
 		objs += n;
@@ -251,14 +272,24 @@ static void bm_remote(struct akb_state *s, struct src *o)
 {
 	int t = akb_thread_index(s), nt = akb_threads(s);
 
+	bool all = true;
+	int k;
+
 	remote_runs[t] = obj_array(s, CONC_RUN);
 	akb_thread_barrier(s);
-	if (remote_runs[t] && remote_runs[(t + 1) % nt])
+	/* every thread decides the same, or some would wait for the rest */
+	for (k = 0; k < nt; k++)
+		all = all && remote_runs[k];
+	if (all)
 		run_phases(s, o, CONC_RUN, remote_runs[t],
 			   remote_runs[(t + 1) % nt]);
+	else if (remote_runs[t])
+		akb_skip(s, "out of memory for the object array");
 	akb_thread_barrier(s);
 	free(remote_runs[t]);
 	remote_runs[t] = NULL;
+	if (t == 0)	/* all are past run_phases() */
+		remote_failed = 0;
 }
 
 static __attribute__((noinline)) bool

@@ -116,6 +116,22 @@ for key in '"name": "slab/seq/slub-tid/size:64/manual_time"' \
 	if grep -q "$key" "$out"; then ok "slab JSON has $key"; else not_ok "slab JSON lacks $key"; fi
 done
 
+# allocation failure (AK_SLAB_FAIL_MAPS: the slab cache maps one slab,
+# then no more) ends a run as skipped, also where threads wait for each
+# other at barriers (remote free): no hang, no leak reported at destroy
+AK_SLAB_FAIL_MAPS=1 timeout 300 $run "$bench" \
+	--benchmark_filter='^slab/(remote/array/size:4096|conc/array/placement:spread/size:4096/manual_time/threads:2|seq/rseq-list/size:4096)(/|$)' \
+	$short >"$out" 2>"$err"
+rc=$?
+runs=$(grep -c '^slab/' "$out")
+failed_runs=$(grep -c "^slab/.*skipped: allocation failed" "$out")
+if [ "$rc" -eq 0 ] && [ "$runs" -eq 3 ] && [ "$failed_runs" -eq 3 ] &&
+	! grep -q 'objects left in the cache' "$out"; then
+	ok "slab runs out of memory: 3 of 3 skipped, 'allocation failed'"
+else
+	not_ok "slab runs out of memory: exit $rc, $failed_runs of $runs skipped: $(head -c 300 "$out") $(head -c 300 "$err")"
+fi
+
 # the list of classes, and a class the machine lacks skips with a reason
 bench --list-placements
 if [ $? -eq 0 ] && grep -q '^spread *CPUs' "$out"; then
