@@ -70,16 +70,15 @@ struct ak_slab {
 	char *first;			/* first object's stride */
 	unsigned int objects;
 	unsigned int node;
-	struct ak_slab *next, *prev;	/* partial list, under the node lock */
+	struct ak_slab *next, *prev;	/* partial list, under its lock */
 	struct ak_slab *all_next;	/* every slab of the cache */
 	unsigned int on_partial;
 	/*
-	 * The slot + 1 that last drew objects from the slab (array, sheaf,
-	 * locked): refills prefer their own slabs, so that two CPUs do not
-	 * take turns at the same objects' cache lines.  A hint, under the
-	 * node lock.
+	 * The partial list the slab goes on, fixed when it is made: 0 for
+	 * its node's (slub-tid, slub-local, rseq-list), else the slot + 1
+	 * whose list it is (array, sheaf, locked: slab_list_of()).
 	 */
-	unsigned int home;
+	unsigned int list_id;
 } __attribute__((aligned(CACHELINE)));
 
 AK_STATIC_ASSERT(sizeof(struct ak_slab) <= SLAB_HDR_SIZE, "slab header");
@@ -118,8 +117,9 @@ static inline bool slab_fc_cmpxchg(struct ak_slab *sl, union slab_fc old,
 }
 
 /*
- * The node locks are held for a few hundred cycles at most (a batch of
- * pointers, a list splice), so they spin as the kernel's list_lock does:
+ * The partial-list and barn locks are held for a few hundred cycles at
+ * most (a batch of pointers, a list splice), so they spin as the
+ * kernel's list_lock does:
  * a sleeping mutex turns every contended refill into two futex calls.
  * After a while spinning the waiter yields, in case the holder was
  * preempted on this CPU (more threads than CPUs).
@@ -159,8 +159,12 @@ static inline void slab_unlock(slab_lock_t *l)
 
 /* ---- per-node state: partial list and the sheaf barn ---- */
 
-/* Partial slabs a refill looks at for one of its own before any. */
-#define HOME_SCAN	8
+/* A partial list: slabs with free objects that no slot owns. */
+struct slab_list {
+	slab_lock_t lock;
+	struct ak_slab *partial;
+	unsigned long nr_partial;
+} __attribute__((aligned(CACHELINE)));
 
 struct sheaf {
 	struct sheaf *next;
@@ -169,9 +173,7 @@ struct sheaf {
 };
 
 struct slab_node {
-	slab_lock_t lock;		/* the partial list */
-	struct ak_slab *partial;
-	unsigned long nr_partial;
+	struct slab_list list;		/* the partial list */
 	/* the barn on a line of its own: refills and flushes of both meet */
 	slab_lock_t barn_lock __attribute__((aligned(CACHELINE)));
 	struct sheaf *full, *empty;
@@ -242,6 +244,9 @@ struct ak_kmem_cache {
 	uint64_t *stats;		/* per-CPU u64[AK_SLAB_NR_STATS] */
 	unsigned int nr_nodes;
 	struct slab_node *nodes;
+	/* array, sheaf, locked: a partial list per slot (else NULL) */
+	struct slab_list *home_lists;
+	unsigned int nr_home;
 
 	pthread_mutex_t slabs_lock;
 	struct ak_slab *all_slabs;
@@ -278,6 +283,13 @@ static inline void *fp_next(void *fp)
 static inline void fp_set(void *fp, void *next)
 {
 	__atomic_store_n((void **)fp, next, __ATOMIC_RELAXED);
+}
+
+static inline struct slab_list *slab_list_of(struct ak_kmem_cache *s,
+					     const struct ak_slab *sl)
+{
+	return sl->list_id ? &s->home_lists[sl->list_id - 1] :
+			     &s->nodes[sl->node].list;
 }
 
 static inline struct ak_slab *fp_slab(const struct ak_kmem_cache *s, void *p)

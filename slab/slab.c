@@ -392,6 +392,7 @@ static struct ak_slab *slab_new(struct ak_kmem_cache *s, unsigned int node,
 	sl->first = base + s->first_off;
 	sl->objects = s->objects;
 	sl->node = node;
+	sl->list_id = 0;
 	c->head = NULL;
 	for (i = 0; i < s->objects; i++) {
 		obj = sl->first + (size_t)i * s->stride + s->obj_off;
@@ -428,44 +429,44 @@ static void slab_set_fc(struct ak_slab *sl, void *fl, uint64_t counters)
 	__atomic_store_n(&sl->fc.counters, counters, __ATOMIC_RELEASE);
 }
 
-/* Under n->lock. */
-static void add_partial(struct ak_kmem_cache *s, struct slab_node *n,
+/* Under l->lock, l being slab_list_of(s, sl). */
+static void add_partial(struct ak_kmem_cache *s, struct slab_list *l,
 			struct ak_slab *sl)
 {
 	sl->prev = NULL;
-	sl->next = n->partial;
-	if (n->partial)
-		n->partial->prev = sl;
-	n->partial = sl;
+	sl->next = l->partial;
+	if (l->partial)
+		l->partial->prev = sl;
+	l->partial = sl;
 	sl->on_partial = 1;
-	n->nr_partial++;
+	l->nr_partial++;
 	slab_stat(s, AK_SLAB_ADD_PARTIAL, 1);
 }
 
-static void del_partial(struct slab_node *n, struct ak_slab *sl)
+static void del_partial(struct slab_list *l, struct ak_slab *sl)
 {
 	if (sl->prev)
 		sl->prev->next = sl->next;
 	else
-		n->partial = sl->next;
+		l->partial = sl->next;
 	if (sl->next)
 		sl->next->prev = sl->prev;
 	sl->next = sl->prev = NULL;
 	sl->on_partial = 0;
-	n->nr_partial--;
+	l->nr_partial--;
 }
 
 /*
  * n objects of sl, linked head..tail, back onto the slab's freelist with
  * one cmpxchg128 of {freelist, counters}.  A slab nobody owns that was
- * full (freelist NULL) goes onto its node's partial list: that case takes
- * the node lock before the cmpxchg, so that a slab is never put on the
- * list twice nor after someone froze it.
+ * full (freelist NULL) goes onto its partial list (slab_list_of()): that
+ * case takes the list's lock before the cmpxchg, so that a slab is never
+ * put on the list twice nor after someone froze it.
  */
 void slab_free_chain(struct ak_kmem_cache *s, struct ak_slab *sl, void *head,
 		     void *tail, unsigned long n)
 {
-	struct slab_node *node = &s->nodes[sl->node];
+	struct slab_list *l = slab_list_of(s, sl);
 	union slab_fc old, new_;
 	bool locked = false, need;
 
@@ -473,7 +474,7 @@ void slab_free_chain(struct ak_kmem_cache *s, struct ak_slab *sl, void *head,
 		old = slab_fc_read(sl);
 		need = !CNT_OWNER(old.counters) && !old.freelist;
 		if (need && !locked) {
-			slab_lock(&node->lock);
+			slab_lock(&l->lock);
 			locked = true;
 			continue;
 		}
@@ -485,9 +486,9 @@ void slab_free_chain(struct ak_kmem_cache *s, struct ak_slab *sl, void *head,
 		slab_stat(s, AK_SLAB_SLAB_RETRY, 1);
 	}
 	if (need)
-		add_partial(s, node, sl);
+		add_partial(s, l, sl);
 	if (locked)
-		slab_unlock(&node->lock);
+		slab_unlock(&l->lock);
 	slab_stat(s, AK_SLAB_FREE_REMOTE, n);
 }
 
@@ -564,7 +565,7 @@ struct ak_slab *slab_get_frozen(struct ak_kmem_cache *s, unsigned long owner,
 				struct chain *c, bool *fresh)
 {
 	unsigned int nid = slab_this_node(s);
-	struct slab_node *n = &s->nodes[nid];
+	struct slab_list *n = &s->nodes[nid].list;
 	union slab_fc old, new_;
 	struct ak_slab *sl;
 
@@ -625,7 +626,7 @@ bool slab_take_frozen(struct ak_kmem_cache *s, struct ak_slab *sl,
 void slab_unfreeze(struct ak_kmem_cache *s, struct ak_slab *sl,
 		   unsigned long owner)
 {
-	struct slab_node *n = &s->nodes[sl->node];
+	struct slab_list *n = slab_list_of(s, sl);
 	union slab_fc old, new_;
 	bool locked = false;
 
@@ -653,71 +654,85 @@ void slab_unfreeze(struct ak_kmem_cache *s, struct ak_slab *sl,
 		slab_unlock(&n->lock);
 }
 
-/* Under n->lock: the first of home's slabs near the head, else the head. */
-static struct ak_slab *pick_partial(struct slab_node *n, unsigned int home)
+/*
+ * Up to want objects from the slabs of partial list l, in one hold of its
+ * lock.  Objects leave a listed slab only under this lock; remote frees
+ * only push.  So an unchanged head means the walked objects are still
+ * the slab's.
+ */
+static size_t take_partial(struct ak_kmem_cache *s, struct slab_list *l,
+			   size_t want, void **fps)
 {
-	struct ak_slab *sl = n->partial;
-	unsigned int i;
-
-	for (i = 0; sl && i < HOME_SCAN; i++, sl = sl->next)
-		if (sl->home == home)
-			return sl;
-	return n->partial;
-}
-
-size_t slab_take_objects(struct ak_kmem_cache *s, size_t want, void **fps,
-			 bool new_slabs, size_t *from_new)
-{
-	unsigned int home = __ak_this_slot(s->mode) + 1;
-	unsigned int nid = slab_this_node(s);
-	struct slab_node *n = &s->nodes[nid];
 	union slab_fc old, new_;
 	struct ak_slab *sl;
-	struct chain c;
 	size_t got = 0, k;
 	void *p;
 
-	*from_new = 0;
-	if (READ_ONCE(n->partial)) {
-		/*
-		 * Objects leave a slab on a partial list only under this
-		 * lock; remote frees only push.  So an unchanged head means
-		 * the walked objects are still the slab's.
-		 */
-		slab_lock(&n->lock);
-		while (got < want && (sl = pick_partial(n, home))) {
-			sl->home = home;
-			for (;;) {
-				old = slab_fc_read(sl);
-				for (k = 0, p = old.freelist;
-				     p && got + k < want; k++, p = fp_next(p))
-					fps[got + k] = p;
-				new_.freelist = p;
-				new_.counters = old.counters + k;
-				if (slab_fc_cmpxchg(sl, old, new_))
-					break;
-				slab_stat(s, AK_SLAB_SLAB_RETRY, 1);
-			}
-			got += k;
-			if (!p)
-				del_partial(n, sl);
-			slab_stat(s, AK_SLAB_ALLOC_PARTIAL, 1);
+	if (!READ_ONCE(l->partial))
+		return 0;
+	slab_lock(&l->lock);
+	while (got < want && (sl = l->partial)) {
+		for (;;) {
+			old = slab_fc_read(sl);
+			for (k = 0, p = old.freelist; p && got + k < want;
+			     k++, p = fp_next(p))
+				fps[got + k] = p;
+			new_.freelist = p;
+			new_.counters = old.counters + k;
+			if (slab_fc_cmpxchg(sl, old, new_))
+				break;
+			slab_stat(s, AK_SLAB_SLAB_RETRY, 1);
 		}
-		slab_unlock(&n->lock);
+		got += k;
+		if (!p)
+			del_partial(l, sl);
+		slab_stat(s, AK_SLAB_ALLOC_PARTIAL, 1);
 	}
+	slab_unlock(&l->lock);
+	return got;
+}
+
+/*
+ * Caches with a partial list per slot (array, sheaf, locked) draw from
+ * this slot's first: slabs this slot made, whose objects come back to
+ * them, so their lines are in this CPU's cache and no other CPU takes
+ * the same lock.  Then from the other slots' lists (a slot's objects may
+ * have been freed by another thread, or the thread moved), and only then
+ * from new slabs.  The others: their node's list.
+ */
+size_t slab_take_objects(struct ak_kmem_cache *s, size_t want, void **fps,
+			 bool new_slabs, size_t *from_new)
+{
+	unsigned int nid = slab_this_node(s), slot = 0, i, id = 0;
+	struct slab_list *own = &s->nodes[nid].list;
+	struct ak_slab *sl;
+	struct chain c;
+	size_t got, k;
+	void *p;
+
+	if (s->home_lists) {
+		slot = __ak_this_slot(s->mode) % s->nr_home;
+		own = &s->home_lists[slot];
+		id = slot + 1;
+	}
+	*from_new = 0;
+	got = take_partial(s, own, want, fps);
+	for (i = 1; s->home_lists && got < want && i < s->nr_home; i++)
+		got += take_partial(s, &s->home_lists[(slot + i) % s->nr_home],
+				    want - got, fps + got);
 	while (new_slabs && got < want) {
 		sl = slab_new(s, nid, &c);
 		if (!sl)
 			break;
-		sl->home = home;
+		sl->list_id = id;
 		for (k = 0, p = c.head; p && got < want; k++, p = fp_next(p))
 			fps[got++] = p;
 		*from_new += k;
 		slab_set_fc(sl, p, CNT_MAKE(k, 0));
 		if (p) {
-			slab_lock(&n->lock);
-			add_partial(s, n, sl);
-			slab_unlock(&n->lock);
+			slab_lock(&own->lock);
+			add_partial(s, own, sl);
+			slab_unlock(&own->lock);
 		}
 	}
 	return got;
@@ -753,6 +768,7 @@ static void cache_free(struct ak_kmem_cache *s)
 	if (s->stats)
 		ak_percpu_free(s->stats);
 	free(s->nodes);
+	free(s->home_lists);
 	pthread_mutex_destroy(&s->slabs_lock);
 	pthread_mutex_destroy(&s->locked.lock);
 	free(s);
@@ -871,6 +887,14 @@ ak_kmem_cache_create_args(const char *name, size_t size, size_t align,
 				   CACHELINE);
 	if (!s->nodes || !s->stats)
 		goto nomem;
+	if (fastpath >= AK_SLAB_ARRAY) {
+		s->nr_home = ak_nr_cpus();
+		if (posix_memalign(&mem, CACHELINE,
+				   s->nr_home * sizeof(*s->home_lists)))
+			goto nomem;
+		s->home_lists = mem;
+		memset(mem, 0, s->nr_home * sizeof(*s->home_lists));
+	}
 	switch (fastpath) {
 	case AK_SLAB_SLUB_TID:
 	case AK_SLAB_SLUB_LOCAL:
