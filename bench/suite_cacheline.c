@@ -173,19 +173,6 @@ static inline void cl_flush_done(void)
 }
 #endif
 
-static inline void cl_relax(void)
-{
-#if defined(__x86_64__)
-	__asm__ __volatile__("pause" ::: "memory");
-#elif defined(__aarch64__)
-	__asm__ __volatile__("yield" ::: "memory");
-#elif defined(__powerpc64__)
-	__asm__ __volatile__("or 27,27,27" ::: "memory");
-#else
-	akb_clobber();
-#endif
-}
-
 static inline uint64_t *cl_line(uint64_t round)
 {
 	return (uint64_t *)(void *)(cl_buf +
@@ -208,7 +195,7 @@ static inline void cl_wait(uint64_t want)
 			sched_yield();
 			spins = 0;
 		} else {
-			cl_relax();
+			ak_cpu_relax();
 		}
 	}
 }

@@ -118,19 +118,6 @@ struct ct {
 	uint64_t ops;
 };
 
-static inline void ct_relax(void)
-{
-#if defined(__x86_64__)
-	__asm__ __volatile__("pause" ::: "memory");
-#elif defined(__aarch64__)
-	__asm__ __volatile__("yield" ::: "memory");
-#elif defined(__powerpc64__)
-	__asm__ __volatile__("or 27,27,27" ::: "memory");
-#else
-	akb_clobber();
-#endif
-}
-
 /*
  * Every thread, before its first akb_batch(): each sets up its own slot,
  * and only thread 0 what is shared, as no other thread reads it before
@@ -213,7 +200,7 @@ static bool ct_window(struct ct *c)
 			if (++spins > 256)
 				sched_yield();
 			else
-				ct_relax();
+				ak_cpu_relax();
 	}
 	return true;
 }
@@ -516,7 +503,7 @@ static void ct_ref_spinlock(struct akb_state *s)
 					if (++spins % 64 == 0)
 						sched_yield();
 					else
-						ct_relax();
+						ak_cpu_relax();
 				}
 				if (quit)
 					break;

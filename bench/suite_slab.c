@@ -270,10 +270,8 @@ static void **remote_runs[MAX_THREADS];
 
 static void bm_remote(struct akb_state *s, struct src *o)
 {
-	int t = akb_thread_index(s), nt = akb_threads(s);
-
+	int t = akb_thread_index(s), nt = akb_threads(s), k;
 	bool all = true;
-	int k;
 
 	remote_runs[t] = obj_array(s, CONC_RUN);
 	akb_thread_barrier(s);

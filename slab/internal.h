@@ -119,30 +119,15 @@ static inline bool slab_fc_cmpxchg(struct ak_slab *sl, union slab_fc old,
 /*
  * The partial-list and barn locks are held for a few hundred cycles at
  * most (a batch of pointers, a list splice), so they spin as the
- * kernel's list_lock does:
- * a sleeping mutex turns every contended refill into two futex calls.
- * After a while spinning the waiter yields, in case the holder was
- * preempted on this CPU (more threads than CPUs).
+ * kernel's list_lock does: a sleeping mutex turns every contended refill
+ * into two futex calls.  After a while spinning the waiter yields, in
+ * case the holder was preempted on this CPU (more threads than CPUs).
  */
 typedef struct {
 	unsigned int v;
 } slab_lock_t;
 
 #define SLAB_LOCK_SPINS	256
-
-/* A spin-wait hint: let the SMT sibling run, as the kernel's cpu_relax. */
-static inline void slab_cpu_relax(void)
-{
-#if defined(__x86_64__)
-	__asm__ __volatile__("pause" ::: "memory");
-#elif defined(__aarch64__)
-	__asm__ __volatile__("yield" ::: "memory");
-#elif defined(__powerpc64__)
-	__asm__ __volatile__("or 1,1,1\n\tor 2,2,2" ::: "memory");
-#else
-	__asm__ __volatile__("" ::: "memory");
-#endif
-}
 
 void slab_lock_slow(slab_lock_t *l);
 

@@ -308,37 +308,34 @@ struct ak_slab *slab_registry_find(struct ak_kmem_cache *s, const void *p)
  * refuses every one after, as an mmap refused for want of memory would
  * be.  For testing what callers do when allocation fails.
  */
-static long fail_maps_left = -2;	/* -2: not read yet; -1: off */
+static long fail_maps_left = -1;	/* -1: off */
+static pthread_once_t fail_maps_once = PTHREAD_ONCE_INIT;
+
+static void fail_maps_init(void)
+{
+	const char *env = getenv("AK_SLAB_FAIL_MAPS");
+	char *end;
+	long n;
+
+	if (!env || !*env)
+		return;
+	n = strtol(env, &end, 10);
+	if (!*end && n >= 0)
+		fail_maps_left = n;
+}
 
 static bool slab_map_refused(void)
 {
-	long left = __atomic_load_n(&fail_maps_left, __ATOMIC_RELAXED);
-	const char *env;
-	char *end;
+	long left;
 
-	if (left == -2) {
-		env = getenv("AK_SLAB_FAIL_MAPS");
-		left = -1;
-		if (env && *env) {
-			left = strtol(env, &end, 10);
-			if (*end || left < 0)
-				left = -1;
-		}
-		/* first caller's reading wins; the rest use it */
-		if (!__atomic_compare_exchange_n(&fail_maps_left,
-						 &(long){ -2 }, left, false,
-						 __ATOMIC_RELAXED,
-						 __ATOMIC_RELAXED))
-			left = __atomic_load_n(&fail_maps_left,
-					       __ATOMIC_RELAXED);
-	}
-	while (left > 0) {
+	pthread_once(&fail_maps_once, fail_maps_init);
+	left = __atomic_load_n(&fail_maps_left, __ATOMIC_RELAXED);
+	while (left > 0)
 		if (__atomic_compare_exchange_n(&fail_maps_left, &left,
 						left - 1, false,
 						__ATOMIC_RELAXED,
 						__ATOMIC_RELAXED))
 			return false;
-	}
 	return left == 0;
 }
 
@@ -747,7 +744,7 @@ void slab_lock_slow(slab_lock_t *l)
 	do {
 		while (__atomic_load_n(&l->v, __ATOMIC_RELAXED)) {
 			if (++spins < SLAB_LOCK_SPINS) {
-				slab_cpu_relax();
+				ak_cpu_relax();
 			} else {
 				spins = 0;
 				sched_yield();

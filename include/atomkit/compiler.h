@@ -13,6 +13,24 @@
 #define ak_barrier()	__asm__ __volatile__("" ::: "memory")
 #define __ak_inline	static inline __attribute__((always_inline))
 
+/*
+ * A spin-wait hint, as the kernel's cpu_relax(): in a loop that waits for
+ * another thread, give the SMT sibling the core (and a compiler barrier,
+ * so the awaited load is made again).
+ */
+static inline void ak_cpu_relax(void)
+{
+#if defined(__x86_64__)
+	__asm__ __volatile__("pause" ::: "memory");
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield" ::: "memory");
+#elif defined(__powerpc64__)
+	__asm__ __volatile__("or 27,27,27" ::: "memory");
+#else
+	__asm__ __volatile__("" ::: "memory");
+#endif
+}
+
 #ifdef __cplusplus
 # define AK_STATIC_ASSERT(c, msg)	static_assert(c, msg)
 # define AK_ALIGNOF(t)			alignof(t)

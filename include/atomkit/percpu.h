@@ -136,6 +136,23 @@ int __ak_thread_slot_init(void);
 }
 #endif
 
+/*
+ * The id a section is computed for before it (start) and the one it
+ * checks inside (field): cpu_id_start and cpu_id in the rseq mode, mm_cid
+ * for both in rseq-mm_cid.
+ */
+static inline const uint32_t *__ak_rseq_start(struct ak_rseq_abi *rs,
+					      enum ak_percpu_mode m)
+{
+	return m == AK_PERCPU_RSEQ ? &rs->cpu_id_start : &rs->mm_cid;
+}
+
+static inline const uint32_t *__ak_rseq_field(struct ak_rseq_abi *rs,
+					      enum ak_percpu_mode m)
+{
+	return m == AK_PERCPU_RSEQ ? &rs->cpu_id : &rs->mm_cid;
+}
+
 /* The slot the calling thread would use now (a hint under migration). */
 static inline unsigned int __ak_this_slot(enum ak_percpu_mode m)
 {
@@ -143,10 +160,8 @@ static inline unsigned int __ak_this_slot(enum ak_percpu_mode m)
 
 	switch (m) {
 	case AK_PERCPU_RSEQ:
-		return __atomic_load_n(&ak_rseq_thread()->cpu_id_start,
-				       __ATOMIC_RELAXED);
 	case AK_PERCPU_RSEQ_MM_CID:
-		return __atomic_load_n(&ak_rseq_thread()->mm_cid,
+		return __atomic_load_n(__ak_rseq_start(ak_rseq_thread(), m),
 				       __ATOMIC_RELAXED);
 	case AK_PERCPU_ATOMIC:
 		s = sched_getcpu();
@@ -169,15 +184,13 @@ static inline unsigned int __ak_this_slot(enum ak_percpu_mode m)
 #define __ak_rseq_run(m, slotp, pcp, call)				\
 ({									\
 	struct ak_rseq_abi *rs = ak_rseq_thread();			\
-	const uint32_t *field = (m) == AK_PERCPU_RSEQ ?			\
-		&rs->cpu_id : &rs->mm_cid;				\
+	const uint32_t *start = __ak_rseq_start(rs, m);			\
+	const uint32_t *field = __ak_rseq_field(rs, m);			\
 	int __rc;							\
 									\
 	(void)field;	/* unused where the arch has no rseq */		\
 	for (;;) {							\
-		uint32_t cpu = __atomic_load_n((m) == AK_PERCPU_RSEQ ?	\
-			&rs->cpu_id_start : &rs->mm_cid,		\
-			__ATOMIC_RELAXED);				\
+		uint32_t cpu = __atomic_load_n(start, __ATOMIC_RELAXED); \
 		slotp = ak_per_cpu_ptr(pcp, cpu);			\
 		__rc = (call);						\
 		if (ak_likely(__rc >= 0))				\
@@ -191,15 +204,13 @@ static inline unsigned int __ak_this_slot(enum ak_percpu_mode m)
  * The same for the list and array ops, through their _at forms: the
  * section finds the copy from pcp and its stride, so that an arch whose
  * section reads the id itself (AK_HAVE_ARCH_RSEQ_AT) reads nothing
- * before it.
+ * before it.  Unused names: where the arch has no rseq.
  */
 #define __ak_rseq_run_at(m, pcp, call)					\
 ({									\
 	struct ak_rseq_abi *rs = ak_rseq_thread();			\
-	const uint32_t *start = (m) == AK_PERCPU_RSEQ ?			\
-		&rs->cpu_id_start : &rs->mm_cid;			\
-	const uint32_t *field = (m) == AK_PERCPU_RSEQ ?			\
-		&rs->cpu_id : &rs->mm_cid;				\
+	const uint32_t *start = __ak_rseq_start(rs, m);			\
+	const uint32_t *field = __ak_rseq_field(rs, m);			\
 	void *const base = (pcp);					\
 	const size_t stride = __ak_percpu_stride(pcp);			\
 	int __rc;							\
