@@ -494,7 +494,8 @@ int ak_kmem_cache_alloc_bulk(struct ak_kmem_cache *s, ak_gfp_t flags,
 		got += fl_bulk_refill(s, n - got, p + got, &cpu, &partial,
 				      &fresh);
 	} else if (got < n) {
-		i = slab_take_objects(s, n - got, p + got, true, &fresh);
+		i = slab_take_objects(s, n - got, p + got, SLAB_FROM_ANY,
+				      &fresh);
 		partial = i - fresh;
 		got += i;
 	}
@@ -549,8 +550,7 @@ void ak_kmem_cache_free_bulk(struct ak_kmem_cache *s, size_t n, void **p)
 
 void slab_visit_cached(struct ak_kmem_cache *s, slab_visit_fn fn, void *arg)
 {
-	unsigned int cpu, i, n;
-	struct sheaf *sh;
+	unsigned int cpu, i;
 	void *fp;
 
 	switch (s->fastpath) {
@@ -580,19 +580,7 @@ void slab_visit_cached(struct ak_kmem_cache *s, slab_visit_fn fn, void *arg)
 		}
 		break;
 	case AK_SLAB_SHEAF:
-		ak_for_each_cpu(cpu) {
-			struct sheaf_cpu *c =
-				ak_per_cpu_ptr((struct sheaf_cpu *)s->cpu, cpu);
-			struct sheaf *two[2] = { c->main, c->spare };
-
-			for (n = 0; n < 2; n++)
-				for (i = 0; two[n] && i < two[n]->size; i++)
-					fn(s, two[n]->objs[i], arg);
-		}
-		for (n = 0; n < s->nr_nodes; n++)
-			for (sh = s->nodes[n].full; sh; sh = sh->next)
-				for (i = 0; i < sh->size; i++)
-					fn(s, sh->objs[i], arg);
+		sheaf_visit_cached(s, fn, arg);
 		break;
 	default:
 		for (fp = s->locked.head, i = 0; fp; fp = fp_next(fp)) {

@@ -18,7 +18,8 @@ void *array_alloc_slow(struct ak_kmem_cache *s)
 	size_t k, i, from_new;
 
 	slab_stat(s, AK_SLAB_ALLOC_SLOW, 1);
-	k = slab_take_objects(s, s->array_batch, buf, true, &from_new);
+	k = slab_take_objects(s, s->array_batch, buf, SLAB_FROM_ANY,
+			      &from_new);
 	if (!k)
 		return NULL;
 	slab_stat(s, AK_SLAB_REFILL, 1);

@@ -149,20 +149,32 @@ struct slab_list {
 	slab_lock_t lock;
 	struct ak_slab *partial;
 	unsigned long nr_partial;
+	unsigned long nr_slabs;		/* made for it (home lists), atomic */
 } __attribute__((aligned(CACHELINE)));
 
 struct sheaf {
-	struct sheaf *next;
 	unsigned int size;
 	void *objs[];
 };
 
 struct slab_node {
 	struct slab_list list;		/* the partial list */
-	/* the barn on a line of its own: refills and flushes of both meet */
-	slab_lock_t barn_lock __attribute__((aligned(CACHELINE)));
-	struct sheaf *full, *empty;
+};
+
+/*
+ * The sheaf barn of a node is kept in shards, one per slot, each on
+ * lines of its own: a CPU parks its sheaves in its own shard and takes
+ * them back from there, and takes from the node's other shards only
+ * when its own slabs are all in use (sheaf.c, doc/slab.md "Sheaf").
+ * sh[0, barn_max) holds the full sheaves, oldest first, and
+ * sh[barn_max, 2 * barn_max) the empty ones.  The counts are read
+ * without the lock as hints.
+ */
+struct barn_shard {
+	slab_lock_t lock;
 	unsigned int nr_full, nr_empty;
+	unsigned int node;		/* the node of its slot's CPU */
+	struct sheaf *sh[];
 } __attribute__((aligned(CACHELINE)));
 
 /* ---- per-CPU structures of each design ---- */
@@ -232,6 +244,9 @@ struct ak_kmem_cache {
 	/* array, sheaf, locked: a partial list per slot (else NULL) */
 	struct slab_list *home_lists;
 	unsigned int nr_home;
+	/* sheaf: the barn's shards, one per slot, barn_stride apart */
+	void *barn;
+	size_t barn_stride;
 
 	pthread_mutex_t slabs_lock;
 	struct ak_slab *all_slabs;
@@ -324,6 +339,8 @@ struct chain {
 /* ---- slab layer (slab.c) ---- */
 
 unsigned int slab_this_node(struct ak_kmem_cache *s);
+/* The node of CPU cpu (0 when unknown or beyond the cache's nodes). */
+unsigned int slab_node_of_cpu(struct ak_kmem_cache *s, unsigned int cpu);
 void slab_report(struct ak_kmem_cache *s, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
@@ -353,13 +370,21 @@ bool slab_take_frozen(struct ak_kmem_cache *s, struct ak_slab *sl,
 void slab_unfreeze(struct ak_kmem_cache *s, struct ak_slab *sl,
 		   unsigned long owner);
 
+/* Where slab_take_objects() may look, in this order. */
+#define SLAB_FROM_OWN		0x1u	/* this slot's (or node's) partial list */
+#define SLAB_FROM_OTHERS	0x2u	/* the other slots' partial lists */
+#define SLAB_FROM_NEW		0x4u	/* new slabs */
+#define SLAB_FROM_ANY		0x7u
+
 /*
- * Up to n objects (fp space) into fps[]: from partial lists (one lock
- * hold), then, if new, from new slabs.  Returns how many; *from_new says
- * how many of those came from new slabs.
+ * Up to n objects (fp space) into fps[]: from the partial lists that from
+ * names (one lock hold each), then, with SLAB_FROM_NEW, from new slabs.
+ * Returns how many; *from_new says how many of those came from new slabs.
  */
 size_t slab_take_objects(struct ak_kmem_cache *s, size_t n, void **fps,
-			 bool new_slabs, size_t *from_new);
+			 unsigned int from, size_t *from_new);
+/* Has this slot (home-list caches) made a slab of its own yet? */
+bool slab_owns_slabs(struct ak_kmem_cache *s);
 
 /* ---- designs ---- */
 
@@ -378,6 +403,9 @@ size_t array_bulk_alloc_cpu(struct ak_kmem_cache *s, size_t n, void **fps);
 void array_bulk_free(struct ak_kmem_cache *s, size_t n, void **fps);
 void array_drain(struct ak_kmem_cache *s);
 
+/* The barn's shards: 0, or -1 without memory (fini frees them). */
+int sheaf_init(struct ak_kmem_cache *s);
+void sheaf_fini(struct ak_kmem_cache *s);
 void *sheaf_alloc_slow(struct ak_kmem_cache *s, struct sheaf *sh);
 void sheaf_free_slow(struct ak_kmem_cache *s, struct sheaf *sh, void *fp);
 size_t sheaf_bulk_alloc_cpu(struct ak_kmem_cache *s, size_t n, void **fps);
@@ -402,6 +430,7 @@ bool slab_entry_is_leaf(const struct ak_kmem_cache *s);
 /* Visit every free object a design's per-CPU level or store holds. */
 typedef void (*slab_visit_fn)(struct ak_kmem_cache *s, void *fp, void *arg);
 void slab_visit_cached(struct ak_kmem_cache *s, slab_visit_fn fn, void *arg);
+void sheaf_visit_cached(struct ak_kmem_cache *s, slab_visit_fn fn, void *arg);
 
 /* ---- debug mode (debug.c) ---- */
 

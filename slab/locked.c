@@ -22,7 +22,8 @@ void *locked_alloc(struct ak_kmem_cache *s)
 		return fp;
 	}
 	slab_stat(s, AK_SLAB_ALLOC_SLOW, 1);
-	k = slab_take_objects(s, s->locked_batch, buf, true, &from_new);
+	k = slab_take_objects(s, s->locked_batch, buf, SLAB_FROM_ANY,
+			      &from_new);
 	if (k) {
 		for (i = 1; i + 1 < k; i++)
 			fp_set(buf[i], buf[i + 1]);

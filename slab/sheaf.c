@@ -8,9 +8,11 @@
  * the slot got another main meanwhile (we migrated, or a thread of this
  * CPU found it empty-handed), ours is parked: as the spare, in the barn,
  * or flushed.  The spare is only touched with SMP atomics (acq_rel), the
- * barn (per node: full and empty sheaves) under its lock.
+ * barn (per node: full and empty sheaves, kept in one shard per slot)
+ * under the shard's lock.
  */
 #include <stdlib.h>
+#include <string.h>
 #include "internal.h"
 
 static struct sheaf **spare_of_this_cpu(struct ak_kmem_cache *s)
@@ -28,7 +30,6 @@ static struct sheaf *sheaf_new(struct ak_kmem_cache *s)
 	if (posix_memalign((void **)&sh, CACHELINE,
 			   SLAB_ALIGN(size, (size_t)CACHELINE)))
 		return NULL;
-	sh->next = NULL;
 	sh->size = 0;
 	slab_stat(s, AK_SLAB_SHEAF_NEW, 1);
 	return sh;
@@ -44,48 +45,172 @@ static void sheaf_flush(struct ak_kmem_cache *s, struct sheaf *sh)
 	sh->size = 0;
 }
 
-static struct sheaf *barn_get(struct ak_kmem_cache *s, bool full)
+static struct barn_shard *shard(struct ak_kmem_cache *s, unsigned int i)
 {
-	struct slab_node *n = &s->nodes[slab_this_node(s)];
-	struct sheaf **list = full ? &n->full : &n->empty, *sh;
+	return (struct barn_shard *)((char *)s->barn + i * s->barn_stride);
+}
 
-	if (!READ_ONCE(*list))
-		return NULL;
-	slab_lock(&n->barn_lock);
-	sh = *list;
-	if (sh) {
-		*list = sh->next;
-		if (full)
-			n->nr_full--;
-		else
-			n->nr_empty--;
+static struct barn_shard *own_shard(struct ak_kmem_cache *s)
+{
+	return shard(s, __ak_this_slot(s->mode) % s->nr_home);
+}
+
+int sheaf_init(struct ak_kmem_cache *s)
+{
+	unsigned int i;
+
+	s->barn_stride = SLAB_ALIGN(sizeof(struct barn_shard) +
+				    2 * (size_t)s->barn_max *
+					    sizeof(struct sheaf *),
+				    (size_t)CACHELINE);
+	if (posix_memalign(&s->barn, CACHELINE, s->nr_home * s->barn_stride)) {
+		s->barn = NULL;
+		return -1;
 	}
-	slab_unlock(&n->barn_lock);
-	if (sh)
-		slab_stat(s, full ? AK_SLAB_BARN_GET_FULL :
-				    AK_SLAB_BARN_GET_EMPTY, 1);
+	memset(s->barn, 0, s->nr_home * s->barn_stride);
+	for (i = 0; i < s->nr_home; i++)
+		shard(s, i)->node = slab_node_of_cpu(s, i);
+	return 0;
+}
+
+void sheaf_fini(struct ak_kmem_cache *s)
+{
+	free(s->barn);
+	s->barn = NULL;
+}
+
+static struct sheaf **shard_list(struct ak_kmem_cache *s,
+				 struct barn_shard *b, bool full)
+{
+	return full ? b->sh : b->sh + s->barn_max;
+}
+
+/* Under b's lock: the newest sheaf of a list, or NULL. */
+static struct sheaf *shard_pop(struct ak_kmem_cache *s, struct barn_shard *b,
+			       bool full)
+{
+	unsigned int *nr = full ? &b->nr_full : &b->nr_empty, k = *nr;
+
+	if (!k)
+		return NULL;
+	__atomic_store_n(nr, k - 1, __ATOMIC_RELAXED);
+	slab_stat(s, full ? AK_SLAB_BARN_GET_FULL : AK_SLAB_BARN_GET_EMPTY, 1);
+	return shard_list(s, b, full)[k - 1];
+}
+
+/* Under b's lock: park sh on a list, if it has room. */
+static bool shard_push(struct ak_kmem_cache *s, struct barn_shard *b,
+		       bool full, struct sheaf *sh)
+{
+	unsigned int *nr = full ? &b->nr_full : &b->nr_empty;
+
+	if (*nr >= s->barn_max)
+		return false;
+	shard_list(s, b, full)[*nr] = sh;
+	__atomic_store_n(nr, *nr + 1, __ATOMIC_RELAXED);
+	slab_stat(s, full ? AK_SLAB_BARN_PUT_FULL : AK_SLAB_BARN_PUT_EMPTY, 1);
+	return true;
+}
+
+static unsigned int shard_count(const struct barn_shard *b, bool full)
+{
+	return __atomic_load_n(full ? &b->nr_full : &b->nr_empty,
+			       __ATOMIC_RELAXED);
+}
+
+/* A full (or empty) sheaf from shard b, or NULL. */
+static struct sheaf *barn_get(struct ak_kmem_cache *s, struct barn_shard *b,
+			      bool full)
+{
+	struct sheaf *sh;
+
+	if (!shard_count(b, full))
+		return NULL;
+	slab_lock(&b->lock);
+	sh = shard_pop(s, b, full);
+	slab_unlock(&b->lock);
 	return sh;
 }
 
 static bool barn_put(struct ak_kmem_cache *s, struct sheaf *sh, bool full)
 {
-	struct slab_node *n = &s->nodes[slab_this_node(s)];
-	unsigned int *nr = full ? &n->nr_full : &n->nr_empty;
+	struct barn_shard *b = own_shard(s);
+	bool ok;
 
-	slab_lock(&n->barn_lock);
-	if (*nr >= s->barn_max) {
-		slab_unlock(&n->barn_lock);
+	if (shard_count(b, full) >= s->barn_max)
 		return false;
+	slab_lock(&b->lock);
+	ok = shard_push(s, b, full, sh);
+	slab_unlock(&b->lock);
+	return ok;
+}
+
+/*
+ * Main is empty: a full sheaf of this slot's shard for *give (an empty
+ * one, or NULL) in one hold of its lock, as the kernel's
+ * barn_replace_empty_sheaf().  *give is NULLed when the shard kept it.
+ */
+static struct sheaf *barn_replace_empty(struct ak_kmem_cache *s,
+					struct sheaf **give)
+{
+	struct barn_shard *b = own_shard(s);
+	struct sheaf *full;
+
+	if (!shard_count(b, true))
+		return NULL;
+	slab_lock(&b->lock);
+	full = shard_pop(s, b, true);
+	if (full && *give && shard_push(s, b, false, *give))
+		*give = NULL;
+	slab_unlock(&b->lock);
+	return full;
+}
+
+/*
+ * Main is full: this slot's shard takes it and gives an empty sheaf back
+ * (*empty, NULL if it has none) in one hold, as the kernel's
+ * barn_replace_full_sheaf().  False when it has no room for it.
+ */
+static bool barn_replace_full(struct ak_kmem_cache *s, struct sheaf *full,
+			      struct sheaf **empty)
+{
+	struct barn_shard *b = own_shard(s);
+	bool ok;
+
+	*empty = NULL;
+	if (shard_count(b, true) >= s->barn_max)
+		return false;
+	slab_lock(&b->lock);
+	ok = shard_push(s, b, true, full);
+	if (ok)
+		*empty = shard_pop(s, b, false);
+	slab_unlock(&b->lock);
+	return ok;
+}
+
+/*
+ * A full sheaf from another shard of this node's barn, or NULL: what
+ * the node's other CPUs parked is for any CPU of the node once its own
+ * slabs run out, as the kernel's barn is.
+ */
+static struct sheaf *barn_steal(struct ak_kmem_cache *s)
+{
+	unsigned int slot = __ak_this_slot(s->mode) % s->nr_home, i;
+	unsigned int node = shard(s, slot)->node;
+	struct sheaf *sh;
+
+	for (i = 1; i < s->nr_home; i++) {
+		struct barn_shard *b = shard(s, (slot + i) % s->nr_home);
+
+		if (b->node != node)
+			continue;
+		sh = barn_get(s, b, true);
+		if (sh) {
+			slab_stat(s, AK_SLAB_BARN_STEAL, 1);
+			return sh;
+		}
 	}
-	sh->next = full ? n->full : n->empty;
-	if (full)
-		n->full = sh;
-	else
-		n->empty = sh;
-	++*nr;
-	slab_unlock(&n->barn_lock);
-	slab_stat(s, full ? AK_SLAB_BARN_PUT_FULL : AK_SLAB_BARN_PUT_EMPTY, 1);
-	return true;
+	return NULL;
 }
 
 /* A sheaf we hold and cannot use: spare, barn, or flushed and freed. */
@@ -120,11 +245,15 @@ static struct sheaf *take_spare(struct ak_kmem_cache *s)
 				   __ATOMIC_ACQ_REL);
 }
 
-/* We hold sh (NULL or empty): a sheaf with objects (spare, barn). */
+/*
+ * For bulk, holding sh (NULL or empty): a sheaf with objects, the spare
+ * or a full one of this slot's barn shard; an empty spare becomes sh if
+ * it was NULL.
+ */
 static struct sheaf *sheaf_full_one(struct ak_kmem_cache *s,
 				    struct sheaf **sh)
 {
-	struct sheaf *sp = take_spare(s), *full;
+	struct sheaf *sp = take_spare(s);
 
 	if (sp && sp->size) {
 		slab_stat(s, AK_SLAB_SHEAF_SWAP, 1);
@@ -136,54 +265,90 @@ static struct sheaf *sheaf_full_one(struct ak_kmem_cache *s,
 		else
 			sheaf_park(s, sp);
 	}
-	full = barn_get(s, true);
-	return full;
+	return barn_get(s, own_shard(s), true);
 }
 
+static size_t sheaf_refill(struct ak_kmem_cache *s, struct sheaf *sh,
+			   unsigned int from)
+{
+	size_t from_new;
+
+	sh->size = (unsigned int)slab_take_objects(s, s->sheaf_cap, sh->objs,
+						   from, &from_new);
+	if (sh->size) {
+		slab_stat(s, AK_SLAB_REFILL, 1);
+		slab_stat(s, AK_SLAB_REFILL_OBJS, sh->size);
+	}
+	return sh->size;
+}
+
+/*
+ * Main (sh, or NULL when the slot had none) is empty.  In the order that
+ * keeps lines on this CPU: the spare, a full sheaf of this slot's barn
+ * shard, this slot's partial slabs.  Only when all of its slabs are in
+ * use does it take what other CPUs of the node parked (their shards),
+ * then objects of other slots' slabs, then a new slab (doc/slab.md).
+ */
 void *sheaf_alloc_slow(struct ak_kmem_cache *s, struct sheaf *sh)
 {
-	struct sheaf *full;
+	struct sheaf *sp = take_spare(s), *full = NULL;
 	size_t from_new;
 	void *fp;
 
 	slab_stat(s, AK_SLAB_ALLOC_SLOW, 1);
 	if (!sh)
 		slab_stat(s, AK_SLAB_PCPU_BUSY, 1);
-	full = sheaf_full_one(s, &sh);
-	if (full) {
-		if (sh)
-			sheaf_park(s, sh);
-		sh = full;
-		goto pop;
+	if (sp && sp->size) {
+		slab_stat(s, AK_SLAB_SHEAF_SWAP, 1);
+		full = sp;
+		goto swap;
 	}
+	if (sp && !sh)
+		sh = sp;
+	else if (sp)
+		sheaf_park(s, sp);	/* empty: stays the spare */
+	full = barn_replace_empty(s, &sh);
+	if (full)
+		goto swap;
 	if (!sh)
-		sh = barn_get(s, false);
+		sh = barn_get(s, own_shard(s), false);
 	if (!sh)
 		sh = sheaf_new(s);
 	if (!sh) {
 		/* no memory for a sheaf: one object straight from a slab */
-		return slab_take_objects(s, 1, &fp, true, &from_new) ? fp :
-								       NULL;
+		return slab_take_objects(s, 1, &fp, SLAB_FROM_ANY,
+					 &from_new) ? fp : NULL;
 	}
-	sh->size = (unsigned int)slab_take_objects(s, s->sheaf_cap, sh->objs,
-						   true, &from_new);
-	if (!sh->size) {
-		sheaf_put_back(s, sh);
-		return NULL;
-	}
-	slab_stat(s, AK_SLAB_REFILL, 1);
-	slab_stat(s, AK_SLAB_REFILL_OBJS, sh->size);
+	if (sheaf_refill(s, sh, SLAB_FROM_OWN))
+		goto pop;
+	if (slab_owns_slabs(s) && (full = barn_steal(s)))
+		goto swap;
+	if (sheaf_refill(s, sh, SLAB_FROM_OTHERS | SLAB_FROM_NEW))
+		goto pop;
+	full = barn_steal(s);	/* out of memory: whatever is parked */
+	if (full)
+		goto swap;
+	sheaf_put_back(s, sh);
+	return NULL;
+swap:
+	if (sh)
+		sheaf_park(s, sh);
+	sh = full;
 pop:
 	fp = sh->objs[--sh->size];
 	sheaf_put_back(s, sh);
 	return fp;
 }
 
-/* We hold sh (NULL or full): a sheaf with room, or NULL. */
+/*
+ * Main (sh, or NULL) is full: a sheaf with room, or NULL.  The spare if
+ * it has room; else main becomes the spare if there is none; else main
+ * goes to the barn for an empty one, or, the barn being full, is flushed
+ * to its slabs and used again.
+ */
 static struct sheaf *sheaf_room(struct ak_kmem_cache *s, struct sheaf *sh)
 {
-	struct sheaf *sp = take_spare(s), *two[2] = { sh, sp }, *t = NULL;
-	unsigned int i;
+	struct sheaf *sp = take_spare(s), *t = NULL;
 
 	if (sp && sp->size < s->sheaf_cap) {
 		slab_stat(s, AK_SLAB_SHEAF_SWAP, 1);
@@ -191,18 +356,18 @@ static struct sheaf *sheaf_room(struct ak_kmem_cache *s, struct sheaf *sh)
 			sheaf_park(s, sh);
 		return sp;
 	}
-	/* full ones to the barn; if it is full too, flush one and use it */
-	for (i = 0; i < 2; i++) {
-		if (!two[i] || barn_put(s, two[i], true))
-			continue;
-		sheaf_flush(s, two[i]);
-		if (!t)
-			t = two[i];
-		else
-			sheaf_park(s, two[i]);
+	if (sp) {
+		sheaf_park(s, sp);	/* full: stays the spare */
+	} else if (sh) {
+		sheaf_park(s, sh);
+		sh = NULL;
+	}
+	if (sh && !barn_replace_full(s, sh, &t)) {
+		sheaf_flush(s, sh);
+		return sh;
 	}
 	if (!t)
-		t = barn_get(s, false);
+		t = barn_get(s, own_shard(s), false);
 	if (!t)
 		t = sheaf_new(s);
 	return t;
@@ -284,8 +449,7 @@ static void drop(struct ak_kmem_cache *s, struct sheaf *sh)
 
 void sheaf_drain(struct ak_kmem_cache *s)
 {
-	struct sheaf *sh, *next;
-	unsigned int cpu, n;
+	unsigned int cpu, i, k;
 
 	ak_for_each_cpu(cpu) {
 		struct sheaf_cpu *c = ak_per_cpu_ptr((struct sheaf_cpu *)s->cpu,
@@ -295,18 +459,38 @@ void sheaf_drain(struct ak_kmem_cache *s)
 		drop(s, c->spare);
 		c->main = c->spare = NULL;
 	}
-	for (n = 0; n < s->nr_nodes; n++) {
-		struct slab_node *nd = &s->nodes[n];
+	for (i = 0; i < s->nr_home; i++) {
+		struct barn_shard *b = shard(s, i);
 
-		for (sh = nd->full; sh; sh = next) {
-			next = sh->next;
-			drop(s, sh);
-		}
-		for (sh = nd->empty; sh; sh = next) {
-			next = sh->next;
-			drop(s, sh);
-		}
-		nd->full = nd->empty = NULL;
-		nd->nr_full = nd->nr_empty = 0;
+		for (k = 0; k < b->nr_full; k++)
+			drop(s, shard_list(s, b, true)[k]);
+		for (k = 0; k < b->nr_empty; k++)
+			drop(s, shard_list(s, b, false)[k]);
+		b->nr_full = b->nr_empty = 0;
 	}
+}
+
+static void visit(struct ak_kmem_cache *s, struct sheaf *sh,
+		  slab_visit_fn fn, void *arg)
+{
+	unsigned int i;
+
+	for (i = 0; sh && i < sh->size; i++)
+		fn(s, sh->objs[i], arg);
+}
+
+void sheaf_visit_cached(struct ak_kmem_cache *s, slab_visit_fn fn, void *arg)
+{
+	unsigned int cpu, i, k;
+
+	ak_for_each_cpu(cpu) {
+		struct sheaf_cpu *c = ak_per_cpu_ptr((struct sheaf_cpu *)s->cpu,
+						     cpu);
+
+		visit(s, c->main, fn, arg);
+		visit(s, c->spare, fn, arg);
+	}
+	for (i = 0; i < s->nr_home; i++)
+		for (k = 0; k < shard(s, i)->nr_full; k++)
+			visit(s, shard_list(s, shard(s, i), true)[k], fn, arg);
 }

@@ -112,6 +112,7 @@ static const char *const stat_names[AK_SLAB_NR_STATS] = {
 	[AK_SLAB_BARN_PUT_FULL] = "barn_put_full",
 	[AK_SLAB_BARN_GET_EMPTY] = "barn_get_empty",
 	[AK_SLAB_BARN_PUT_EMPTY] = "barn_put_empty",
+	[AK_SLAB_BARN_STEAL] = "barn_steal",
 	[AK_SLAB_SHEAF_NEW] = "sheaf_new",
 	[AK_SLAB_SHEAF_DROP] = "sheaf_drop",
 	[AK_SLAB_BULK_ALLOC] = "bulk_alloc",
@@ -185,18 +186,24 @@ static void topo_init(void)
 	}
 }
 
+unsigned int slab_node_of_cpu(struct ak_kmem_cache *s, unsigned int cpu)
+{
+	unsigned int n;
+
+	if (s->nr_nodes == 1 || !topo_cpu_node || cpu >= topo_nr_cpus)
+		return 0;
+	n = topo_cpu_node[cpu];
+	return n < s->nr_nodes ? n : 0;
+}
+
 unsigned int slab_this_node(struct ak_kmem_cache *s)
 {
 	int cpu;
-	unsigned int n;
 
 	if (s->nr_nodes == 1)
 		return 0;
 	cpu = sched_getcpu();
-	if (cpu < 0 || !topo_cpu_node || (unsigned int)cpu >= topo_nr_cpus)
-		return 0;
-	n = topo_cpu_node[cpu];
-	return n < s->nr_nodes ? n : 0;
+	return cpu < 0 ? 0 : slab_node_of_cpu(s, (unsigned int)cpu);
 }
 
 /* ---- the registry: slab base -> slab, for validation and kfree ---- */
@@ -689,42 +696,24 @@ static size_t take_partial(struct ak_kmem_cache *s, struct slab_list *l,
 	return got;
 }
 
-/*
- * Caches with a partial list per slot (array, sheaf, locked) draw from
- * this slot's first: slabs this slot made, whose objects come back to
- * them, so their lines are in this CPU's cache and no other CPU takes
- * the same lock.  Then from the other slots' lists (a slot's objects may
- * have been freed by another thread, or the thread moved), and only then
- * from new slabs.  The others: their node's list.
- */
-size_t slab_take_objects(struct ak_kmem_cache *s, size_t want, void **fps,
-			 bool new_slabs, size_t *from_new)
+/* Up to want objects from new slabs made for list own (id: its slot + 1). */
+static size_t take_new(struct ak_kmem_cache *s, unsigned int nid,
+		       struct slab_list *own, unsigned int id, size_t want,
+		       void **fps)
 {
-	unsigned int nid = slab_this_node(s), slot = 0, i, id = 0;
-	struct slab_list *own = &s->nodes[nid].list;
 	struct ak_slab *sl;
 	struct chain c;
-	size_t got, k;
+	size_t got = 0, k;
 	void *p;
 
-	if (s->home_lists) {
-		slot = __ak_this_slot(s->mode) % s->nr_home;
-		own = &s->home_lists[slot];
-		id = slot + 1;
-	}
-	*from_new = 0;
-	got = take_partial(s, own, want, fps);
-	for (i = 1; s->home_lists && got < want && i < s->nr_home; i++)
-		got += take_partial(s, &s->home_lists[(slot + i) % s->nr_home],
-				    want - got, fps + got);
-	while (new_slabs && got < want) {
+	while (got < want) {
 		sl = slab_new(s, nid, &c);
 		if (!sl)
 			break;
 		sl->list_id = id;
+		__atomic_fetch_add(&own->nr_slabs, 1, __ATOMIC_RELAXED);
 		for (k = 0, p = c.head; p && got < want; k++, p = fp_next(p))
 			fps[got++] = p;
-		*from_new += k;
 		slab_set_fc(sl, p, CNT_MAKE(k, 0));
 		if (p) {
 			slab_lock(&own->lock);
@@ -732,6 +721,63 @@ size_t slab_take_objects(struct ak_kmem_cache *s, size_t want, void **fps,
 			slab_unlock(&own->lock);
 		}
 	}
+	return got;
+}
+
+static struct slab_list *own_list(struct ak_kmem_cache *s, unsigned int nid,
+				  unsigned int *slot)
+{
+	*slot = 0;
+	if (!s->home_lists)
+		return &s->nodes[nid].list;
+	*slot = __ak_this_slot(s->mode) % s->nr_home;
+	return &s->home_lists[*slot];
+}
+
+bool slab_owns_slabs(struct ak_kmem_cache *s)
+{
+	unsigned int slot;
+
+	return __atomic_load_n(&own_list(s, 0, &slot)->nr_slabs,
+			       __ATOMIC_RELAXED);
+}
+
+/*
+ * Caches with a partial list per slot (array, sheaf, locked) draw from
+ * this slot's first: slabs this slot made, whose objects come back to
+ * them, so their lines are in this CPU's cache and no other CPU takes
+ * the same lock.  Then from the other slots' lists (a slot's objects may
+ * have been freed by another thread, or the thread moved), and only then
+ * from new slabs; but a slot with no slab of its own yet makes one
+ * first: drawing on another slot's slabs would tie it to them for good
+ * (its frees go back there, and both slots take that list's lock on
+ * every refill).  The others: their node's list, then new slabs.
+ */
+size_t slab_take_objects(struct ak_kmem_cache *s, size_t want, void **fps,
+			 unsigned int from, size_t *from_new)
+{
+	unsigned int nid = slab_this_node(s), slot, i, id;
+	struct slab_list *own = own_list(s, nid, &slot);
+	size_t got = 0, fresh = 0, k;
+
+	id = s->home_lists ? slot + 1 : 0;
+	if (from & SLAB_FROM_OWN)
+		got = take_partial(s, own, want, fps);
+	if (s->home_lists && (from & SLAB_FROM_NEW) && got < want &&
+	    !__atomic_load_n(&own->nr_slabs, __ATOMIC_RELAXED)) {
+		fresh = take_new(s, nid, own, id, want - got, fps + got);
+		got += fresh;
+	}
+	for (i = 1; s->home_lists && (from & SLAB_FROM_OTHERS) && got < want &&
+		    i < s->nr_home; i++)
+		got += take_partial(s, &s->home_lists[(slot + i) % s->nr_home],
+				    want - got, fps + got);
+	if ((from & SLAB_FROM_NEW) && got < want) {
+		k = take_new(s, nid, own, id, want - got, fps + got);
+		fresh += k;
+		got += k;
+	}
+	*from_new = fresh;
 	return got;
 }
 
@@ -764,6 +810,8 @@ static void cache_free(struct ak_kmem_cache *s)
 		ak_percpu_free(s->cpu);
 	if (s->stats)
 		ak_percpu_free(s->stats);
+	if (s->barn)
+		sheaf_fini(s);
 	free(s->nodes);
 	free(s->home_lists);
 	pthread_mutex_destroy(&s->slabs_lock);
@@ -873,16 +921,21 @@ ak_kmem_cache_create_args(const char *name, size_t size, size_t align,
 	if (s->sheaf_cap > 1024)
 		s->sheaf_cap = 1024;
 	s->barn_max = args->barn_max ? args->barn_max : 10;
+	if (s->barn_max > 1024)
+		s->barn_max = 1024;
 	s->locked_batch = args->locked_batch ? args->locked_batch : 64;
 	if (s->locked_batch > 1024)
 		s->locked_batch = 1024;
 
 	pthread_once(&topo_once, topo_init);
 	s->nr_nodes = topo_nr_nodes;
-	s->nodes = calloc(s->nr_nodes, sizeof(*s->nodes));
+	if (posix_memalign(&mem, CACHELINE, s->nr_nodes * sizeof(*s->nodes)))
+		goto nomem;
+	s->nodes = mem;
+	memset(mem, 0, s->nr_nodes * sizeof(*s->nodes));
 	s->stats = ak_percpu_alloc(AK_SLAB_NR_STATS * sizeof(uint64_t),
 				   CACHELINE);
-	if (!s->nodes || !s->stats)
+	if (!s->stats)
 		goto nomem;
 	if (fastpath >= AK_SLAB_ARRAY) {
 		s->nr_home = ak_nr_cpus();
@@ -909,7 +962,7 @@ ak_kmem_cache_create_args(const char *name, size_t size, size_t align,
 		break;
 	case AK_SLAB_SHEAF:
 		s->cpu = ak_percpu_alloc(sizeof(struct sheaf_cpu), CACHELINE);
-		if (!s->cpu)
+		if (!s->cpu || sheaf_init(s))
 			goto nomem;
 		break;
 	default:

@@ -878,6 +878,155 @@ static void test_stats(void **state)
 	destroy_clean(s);
 }
 
+/* ---- where a slot's objects come from (home-list designs) ---- */
+
+#ifndef AK_SLAB_STRESS
+
+/*
+ * Another thread, alive throughout, that allocated N objects of s and
+ * freed them all: its slot's slabs have free objects on its list, and
+ * (sheaf) its barn shard holds full sheaves.
+ */
+struct other_slot {
+	struct ak_kmem_cache *s;
+	void *p[64];
+	pthread_barrier_t done, release;
+};
+
+static void *other_slot_fn(void *arg)
+{
+	struct other_slot *o = arg;
+	unsigned int i;
+
+	for (i = 0; i < AK_ARRAY_SIZE(o->p); i++)
+		o->p[i] = ak_kmem_cache_alloc(o->s, 0);
+	for (i = 0; i < AK_ARRAY_SIZE(o->p); i++)
+		if (o->p[i])
+			ak_kmem_cache_free(o->s, o->p[i]);
+	pthread_barrier_wait(&o->done);
+	pthread_barrier_wait(&o->release);
+	return NULL;
+}
+
+static uintptr_t slab_of(const void *p)
+{
+	return (uintptr_t)p & ~(uintptr_t)4095;
+}
+
+static bool in_others_slabs(const struct other_slot *o, const void *p)
+{
+	unsigned int i;
+
+	for (i = 0; i < AK_ARRAY_SIZE(o->p); i++)
+		if (slab_of(o->p[i]) == slab_of(p))
+			return true;
+	return false;
+}
+
+/*
+ * 4 KiB slabs of 16 objects; sheaves of 4, two full ones per shard.
+ * Needs one slot per thread, which only the per-thread mode promises.
+ */
+static struct ak_kmem_cache *other_slot_start(struct other_slot *o,
+					      enum ak_slab_fastpath d,
+					      pthread_t *t)
+{
+	struct ak_kmem_cache_args args = { .slab_size = 4096,
+					   .max_objects = 16,
+					   .array_limit = 4,
+					   .sheaf_capacity = 4,
+					   .barn_max = 2,
+					   .locked_batch = 4 };
+	unsigned int i;
+
+	if (mode != AK_PERCPU_THREAD)
+		ak_skip("needs a slot per thread: the per-thread mode's");
+	o->s = ak_kmem_cache_create_args("slots", 64, 0, AK_SLAB_STATS, d,
+					 &args);
+	assert_non_null(o->s);
+	pthread_barrier_init(&o->done, NULL, 2);
+	pthread_barrier_init(&o->release, NULL, 2);
+	assert_int_equal(pthread_create(t, NULL, other_slot_fn, o), 0);
+	pthread_barrier_wait(&o->done);
+	for (i = 0; i < AK_ARRAY_SIZE(o->p); i++)
+		assert_non_null(o->p[i]);
+	return o->s;
+}
+
+static void other_slot_end(struct other_slot *o, pthread_t t, void **q,
+			   size_t n)
+{
+	ak_kmem_cache_free_bulk(o->s, n, q);
+	pthread_barrier_wait(&o->release);
+	pthread_join(t, NULL);
+	pthread_barrier_destroy(&o->done);
+	pthread_barrier_destroy(&o->release);
+	destroy_clean(o->s);
+}
+
+/*
+ * A slot with no slab of its own makes one, though another slot's slabs
+ * have free objects: drawing on them would tie it to that slot's list
+ * for good.  Its next objects come from that slab too.  (locked keeps
+ * one freelist for all, which the other thread's frees filled.)
+ */
+static void test_own_slab_first(void **state)
+{
+	static const enum ak_slab_fastpath home[] = {
+		AK_SLAB_ARRAY, AK_SLAB_SHEAF,
+	};
+	struct other_slot o;
+	unsigned int d, i;
+	uint64_t made;
+	void *q[16];
+	pthread_t t;
+
+	(void)state;
+	for (d = 0; d < AK_ARRAY_SIZE(home); d++) {
+		other_slot_start(&o, home[d], &t);
+		made = stat_of(o.s, AK_SLAB_ALLOC_NEW_SLAB);
+		assert_true(stat_of(o.s, AK_SLAB_FLUSH_OBJS) > 0);
+		for (i = 0; i < AK_ARRAY_SIZE(q); i++) {
+			assert_non_null(q[i] = ak_kmem_cache_alloc(o.s, 0));
+			if (in_others_slabs(&o, q[i]) ||
+			    slab_of(q[i]) != slab_of(q[0]))
+				fail_msg("%s: object %u from another slab",
+					 ak_slab_fastpath_name(home[d]), i);
+		}
+		assert_int_equal(stat_of(o.s, AK_SLAB_ALLOC_NEW_SLAB),
+				 made + 1);
+		other_slot_end(&o, t, q, AK_ARRAY_SIZE(q));
+	}
+}
+
+/*
+ * Sheaf: once all of its own slab is in use, a slot takes a full sheaf
+ * another CPU of the node parked in its barn shard before it maps
+ * another slab; and not before.
+ */
+static void test_sheaf_steal(void **state)
+{
+	struct other_slot o;
+	uint64_t made;
+	unsigned int i;
+	void *q[17];
+	pthread_t t;
+
+	(void)state;
+	other_slot_start(&o, AK_SLAB_SHEAF, &t);
+	assert_int_equal(stat_of(o.s, AK_SLAB_BARN_PUT_FULL), 2);
+	made = stat_of(o.s, AK_SLAB_ALLOC_NEW_SLAB);
+	for (i = 0; i < 16; i++)
+		assert_non_null(q[i] = ak_kmem_cache_alloc(o.s, 0));
+	assert_int_equal(stat_of(o.s, AK_SLAB_BARN_STEAL), 0);
+	assert_non_null(q[16] = ak_kmem_cache_alloc(o.s, 0));
+	assert_int_equal(stat_of(o.s, AK_SLAB_BARN_STEAL), 1);
+	assert_true(in_others_slabs(&o, q[16]));
+	assert_int_equal(stat_of(o.s, AK_SLAB_ALLOC_NEW_SLAB), made + 1);
+	other_slot_end(&o, t, q, AK_ARRAY_SIZE(q));
+}
+#endif
+
 /* ---- design-independent ---- */
 
 static void test_bad_input(void **state)
@@ -976,7 +1125,7 @@ static const struct test_def per_design[] = {
 	{ "kmalloc", test_kmalloc },
 };
 
-#define NTESTS	(1 + AK_ARRAY_SIZE(per_design) * AK_SLAB_NR_FASTPATHS)
+#define NTESTS	(3 + AK_ARRAY_SIZE(per_design) * AK_SLAB_NR_FASTPATHS)
 
 static struct CMUnitTest tests[NTESTS];
 static char names[NTESTS][64];
@@ -988,6 +1137,12 @@ static void build_tests(void)
 
 	tests[k].name = "bad_input";
 	tests[k++].test_func = test_bad_input;
+#ifndef AK_SLAB_STRESS
+	tests[k].name = "own_slab_first";
+	tests[k++].test_func = test_own_slab_first;
+	tests[k].name = "sheaf_steal";
+	tests[k++].test_func = test_sheaf_steal;
+#endif
 	for (d = 0; d < AK_SLAB_NR_FASTPATHS; d++)
 		for (i = 0; i < AK_ARRAY_SIZE(per_design); i++, k++) {
 #ifdef AK_SLAB_STRESS

@@ -75,7 +75,7 @@ struct ak_kmem_cache_args {
 	unsigned int array_limit;	/* array: per-CPU capacity */
 	unsigned int array_batch;	/* array: refill/flush batch */
 	unsigned int sheaf_capacity;	/* sheaf: objects per sheaf */
-	unsigned int barn_max;		/* sheaf: full (and empty) sheaves per node */
+	unsigned int barn_max;		/* sheaf: full (and empty) sheaves per barn shard (CPU) */
 	unsigned int locked_batch;	/* locked: refill batch */
 };
 
@@ -150,6 +150,7 @@ enum ak_slab_stat {
 	AK_SLAB_BARN_PUT_FULL,
 	AK_SLAB_BARN_GET_EMPTY,
 	AK_SLAB_BARN_PUT_EMPTY,
+	AK_SLAB_BARN_STEAL,	/* full sheaves taken from another CPU's barn shard */
 	AK_SLAB_SHEAF_NEW,	/* sheaves allocated */
 	AK_SLAB_SHEAF_DROP,	/* sheaves flushed and released (barn full) */
 	AK_SLAB_BULK_ALLOC,	/* successful alloc_bulk calls */
