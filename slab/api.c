@@ -302,7 +302,8 @@ void ak_kmem_cache_free(struct ak_kmem_cache *s, void *p)
  * ---- the rseq entry points ----
  *
  * The sections of this_cpu_array_pop/push and this_cpu_list_pop/push in
- * an rseq mode, in their _at forms, without what the general ops do
+ * an rseq mode, and sheaf's pop and push on main in place (the array_ptr
+ * sections), in their _at forms, without what the general ops do
  * around them on every call: the mode's load and switch, the thread's
  * first-use check, the stride from the per-CPU header, the design
  * switch.  Anything but a clean commit (an empty or full array, an empty
@@ -367,6 +368,24 @@ __ak_inline int list_push_at(struct ak_kmem_cache *s, struct ak_rseq_abi *rs,
 					 &s->cpu_stride, fp);
 }
 
+/* sheaf: main, at +0 of the slot, popped and pushed in place */
+__ak_inline int sheaf_pop_at(struct ak_kmem_cache *s, struct ak_rseq_abi *rs,
+			     const uint32_t *start, const uint32_t *field,
+			     void **fp)
+{
+	return ak_arch_rseq_array_ptr_pop_at(rs, start, field, &s->cpu,
+					     &s->cpu_stride, fp);
+}
+
+__ak_inline int sheaf_push_at(struct ak_kmem_cache *s, struct ak_rseq_abi *rs,
+			      const uint32_t *start, const uint32_t *field,
+			      void *fp)
+{
+	return ak_arch_rseq_array_ptr_push_at(rs, start, field, &s->cpu,
+					      &s->cpu_stride, s->sheaf_cap,
+					      fp);
+}
+
 /*
  * A design's entry points in one mode: the id's fields at fixed offsets.
  * __ak_rseq_area is NULL until the thread's first general per-CPU op.
@@ -406,6 +425,8 @@ RSEQ_ENTRIES(array_rseq, array, cpu_id_start, cpu_id)
 RSEQ_ENTRIES(array_mm_cid, array, mm_cid, mm_cid)
 RSEQ_ENTRIES(list_rseq, list, cpu_id_start, cpu_id)
 RSEQ_ENTRIES(list_mm_cid, list, mm_cid, mm_cid)
+RSEQ_ENTRIES(sheaf_rseq, sheaf, cpu_id_start, cpu_id)
+RSEQ_ENTRIES(sheaf_mm_cid, sheaf, mm_cid, mm_cid)
 #endif /* SLAB_RSEQ_ENTRIES */
 
 bool slab_entry_is_leaf(const struct ak_kmem_cache *s)
@@ -428,6 +449,9 @@ void slab_entry_init(struct ak_kmem_cache *s)
 	} else if (s->kind == K_LIST) {
 		s->alloc = mm ? list_mm_cid_alloc : list_rseq_alloc;
 		s->free = mm ? list_mm_cid_free : list_rseq_free;
+	} else if (s->kind == K_SHEAF) {
+		s->alloc = mm ? sheaf_mm_cid_alloc : sheaf_rseq_alloc;
+		s->free = mm ? sheaf_mm_cid_free : sheaf_rseq_free;
 	}
 #else
 	(void)mm;

@@ -152,8 +152,9 @@ struct slab_list {
 	unsigned long nr_slabs;		/* made for it (home lists), atomic */
 } __attribute__((aligned(CACHELINE)));
 
+/* The layout the array_ptr sections expect (arch/generic/percpu.h). */
 struct sheaf {
-	unsigned int size;
+	unsigned long size;
 	void *objs[];
 };
 
@@ -193,11 +194,20 @@ struct fl_cpu {
 	unsigned long id;	/* slot number */
 };
 
-/* sheaf: main is taken and put back with this_cpu ops; spare with SMP ones */
+/*
+ * sheaf: main is taken and put back with this_cpu ops, or popped and
+ * pushed in place by one rseq section (the entry points); spare with SMP
+ * ops
+ */
 struct sheaf_cpu {
 	struct sheaf *main;
 	struct sheaf *spare;
 };
+
+AK_STATIC_ASSERT(offsetof(struct sheaf, size) == 0 &&
+		 offsetof(struct sheaf, objs) == 8 &&
+		 offsetof(struct sheaf_cpu, main) == 0,
+		 "the array_ptr sections' layout");
 
 /* ---- the cache ---- */
 

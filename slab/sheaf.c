@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
  * Sheaves: each slot has a main sheaf (an array of free objects) and a
- * spare; a sheaf is moved whole, never copied.  The fastpath takes main
- * out of the slot with this_cpu_xchg (so no other thread can touch it:
- * the user-space stand-in for the kernel's local_trylock), pops or pushes
+ * spare; a sheaf is moved whole, never copied.  In an rseq mode the
+ * cache's entry points (api.c) pop and push on main in place, one rseq
+ * section each.  The general path, and every slow path, takes main out
+ * of the slot with this_cpu_xchg (so no other thread can touch it: the
+ * user-space stand-in for the kernel's local_trylock), pops or pushes
  * one object, and puts it back with this_cpu_cmpxchg(NULL -> sheaf).  If
  * the slot got another main meanwhile (we migrated, or a thread of this
  * CPU found it empty-handed), ours is parked: as the spare, in the barn,
@@ -273,8 +275,8 @@ static size_t sheaf_refill(struct ak_kmem_cache *s, struct sheaf *sh,
 {
 	size_t from_new;
 
-	sh->size = (unsigned int)slab_take_objects(s, s->sheaf_cap, sh->objs,
-						   from, &from_new);
+	sh->size = slab_take_objects(s, s->sheaf_cap, sh->objs, from,
+				     &from_new);
 	if (sh->size) {
 		slab_stat(s, AK_SLAB_REFILL, 1);
 		slab_stat(s, AK_SLAB_REFILL_OBJS, sh->size);

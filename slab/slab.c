@@ -1095,6 +1095,10 @@ static const char *how(struct ak_kmem_cache *s)
 		return rseq ? "this_cpu_array_pop/push: one rseq section each" :
 		       "this_cpu_array_pop/push fallback: per-copy try-lock";
 	case AK_SLAB_SHEAF:
+		if (leaf)
+			return AK_HAVE_ARCH_RSEQ_AT ?
+			       "main sheaf popped/pushed in place: one rseq section each, from the cache's own entry points; the section reads the id itself; the slow path takes main by this_cpu_xchg" :
+			       "main sheaf popped/pushed in place: one rseq section each, from the cache's own entry points; the slow path takes main by this_cpu_xchg";
 		return rseq ? "main sheaf taken by this_cpu_xchg, put back by this_cpu_cmpxchg (rseq sections)" :
 		       m == AK_PERCPU_ATOMIC ? "main sheaf taken by this_cpu_xchg, put back by this_cpu_cmpxchg (SMP-safe cmpxchg) with acquire/release fences" :
 		       "main sheaf taken by this_cpu_xchg, put back by this_cpu_cmpxchg (_local cmpxchg)";

@@ -415,26 +415,100 @@ struct node {
 	unsigned long id;
 };
 
+/*
+ * The array an array_ptr slot points to (the sections' layout: count at
+ * +0, slots at +8), as a slab sheaf.
+ */
+struct parray {
+	unsigned long count;
+	void *slots[ARRAY_LIMIT];
+};
+
+enum pool { POOL_LIST, POOL_ARRAY, POOL_ARRAY_PTR };
+
 static struct node nodes[NNODES];
 static struct ak_percpu_list *lists;
 static struct ak_percpu_array *arrays;
+static struct parray **parrays;
+static struct parray *parray_store;	/* one per copy */
 static void *held[NTHREADS][HOLD];
+/* array_ptr: an array a thread took out of a slot and could not put back */
+static struct parray *held_parray[NTHREADS];
+static enum pool body_pool;
 
-static void *take(bool use_array)
+/*
+ * array_ptr pop and push, the sections sheaf's entry points run: on the
+ * array of the slot, in place.  Only in the rseq modes.
+ */
+static void *parray_pop(void)
 {
-	return use_array ? ak_this_cpu_array_pop(arrays) :
-			   ak_this_cpu_list_pop(lists);
+	void *obj = NULL;
+
+	if (__ak_rseq_run_at(mode, parrays,
+			     ak_arch_rseq_array_ptr_pop_at(rs, start, field,
+							   &base, &stride,
+							   &obj)))
+		return NULL;
+	return obj;
 }
 
-static bool give(bool use_array, void *obj)
+static bool parray_push(void *obj)
 {
-	if (use_array)
+	return !__ak_rseq_run_at(mode, parrays,
+				 ak_arch_rseq_array_ptr_push_at(rs, start, field,
+								&base, &stride,
+								ARRAY_LIMIT,
+								obj));
+}
+
+/*
+ * What the slow path of sheaf does: take the slot's array out with
+ * this_cpu_xchg, change it with plain ops, put it back with
+ * this_cpu_cmpxchg on the slot of the CPU we are on now; if that slot
+ * got an array meanwhile (we migrated), keep ours and try again later.
+ */
+static void parray_swap(int self)
+{
+	struct parray *a = held_parray[self];
+
+	if (!a)
+		a = ak_this_cpu_xchg(parrays, (struct parray *)NULL);
+	if (!a)
+		return;
+	if (a->count > 1) {	/* reverse the last two: still one of each */
+		void *x = a->slots[a->count - 1];
+
+		a->slots[a->count - 1] = a->slots[a->count - 2];
+		a->slots[a->count - 2] = x;
+	}
+	held_parray[self] = ak_this_cpu_cmpxchg(parrays, (struct parray *)NULL,
+						a) ? a : NULL;
+}
+
+static void *take(enum pool k)
+{
+	switch (k) {
+	case POOL_ARRAY:
+		return ak_this_cpu_array_pop(arrays);
+	case POOL_ARRAY_PTR:
+		return parray_pop();
+	default:
+		return ak_this_cpu_list_pop(lists);
+	}
+}
+
+static bool give(enum pool k, void *obj)
+{
+	switch (k) {
+	case POOL_ARRAY:
 		return ak_this_cpu_array_push(arrays, ARRAY_LIMIT, obj) == 0;
-	ak_this_cpu_list_push(lists, obj);
-	return true;
+	case POOL_ARRAY_PTR:
+		return parray_push(obj);
+	default:
+		ak_this_cpu_list_push(lists, obj);
+		return true;
+	}
 }
-
-static bool body_uses_array;
 
 static void pool_body(int self, unsigned long iters)
 {
@@ -446,36 +520,64 @@ static void pool_body(int self, unsigned long iters)
 
 		if (cur_storm == MIGRATION && i % MIGRATE_EVERY == 0)
 			migrate(i, self);
-		if (n < HOLD && (o = take(body_uses_array)))
+		if (body_pool == POOL_ARRAY_PTR &&
+		    (i % 64 == 0 || held_parray[self]))
+			parray_swap(self);
+		if (n < HOLD && (o = take(body_pool)))
 			held[self][n++] = o;
-		if (n && (i & 1) && give(body_uses_array, held[self][n - 1]))
+		if (n && (i & 1) && give(body_pool, held[self][n - 1]))
 			held[self][--n] = NULL;
 	}
 	/* put back what we still hold (an array may refuse: keep it) */
 	for (k = n - 1; k >= 0; k--)
-		if (give(body_uses_array, held[self][k]))
+		if (give(body_pool, held[self][k]))
 			held[self][k] = NULL;
 }
 
-static void pool_test(bool use_array, enum storm s)
+static void count_array(unsigned char *seen, void *const *slots,
+			unsigned long count)
+{
+	unsigned long k;
+
+	assert_true(count <= ARRAY_LIMIT);
+	for (k = 0; k < count; k++)
+		seen[((struct node *)slots[k])->id]++;
+}
+
+static void pool_test(enum pool kind, enum storm s)
 {
 	static unsigned char seen[NNODES];
 	unsigned long iters = ak_test_iters(ITERS);
 	unsigned int cpu, i, t, k, total = 0;
 
 	skip_unless_rseq_for_stress();
+	if (kind == POOL_ARRAY_PTR && mode > AK_PERCPU_RSEQ_MM_CID)
+		ak_skip("array_ptr sections: rseq modes only");
 	memset(seen, 0, sizeof(seen));
 	memset(held, 0, sizeof(held));
+	memset(held_parray, 0, sizeof(held_parray));
+	parray_store = calloc(ak_nr_cpus(), sizeof(*parray_store));
+	assert_non_null(parray_store);
 	lists = ak_percpu_alloc(sizeof(*lists), 16);
 	arrays = ak_percpu_alloc(ak_percpu_array_size(ARRAY_LIMIT), 64);
+	parrays = ak_percpu_alloc(sizeof(*parrays), 64);
 	assert_non_null(lists);
 	assert_non_null(arrays);
+	assert_non_null(parrays);
+	ak_for_each_cpu(cpu)
+		*ak_per_cpu_ptr(parrays, cpu) = &parray_store[cpu];
 	/* deal the nodes out over the copies */
 	for (i = 0; i < NNODES; i++) {
 		nodes[i].id = i;
 		cpu = i % ak_nr_cpus();
-		if (use_array) {
+		if (kind == POOL_ARRAY) {
 			struct ak_percpu_array *a = ak_per_cpu_ptr(arrays, cpu);
+
+			if (a->count == ARRAY_LIMIT)
+				break;
+			a->slots[a->count++] = &nodes[i];
+		} else if (kind == POOL_ARRAY_PTR) {
+			struct parray *a = &parray_store[cpu];
 
 			if (a->count == ARRAY_LIMIT)
 				break;
@@ -488,16 +590,19 @@ static void pool_test(bool use_array, enum storm s)
 		}
 	}
 	total = i;
-	body_uses_array = use_array;
+	body_pool = kind;
 	run_threads(s, pool_body, iters);
 
 	ak_for_each_cpu(cpu) {
-		if (use_array) {
+		if (kind == POOL_ARRAY) {
 			struct ak_percpu_array *a = ak_per_cpu_ptr(arrays, cpu);
 
-			assert_true(a->count <= ARRAY_LIMIT);
-			for (k = 0; k < a->count; k++)
-				seen[((struct node *)a->slots[k])->id]++;
+			count_array(seen, a->slots, a->count);
+		} else if (kind == POOL_ARRAY_PTR) {
+			/* every array is in a slot or held: count each once */
+			struct parray *a = &parray_store[cpu];
+
+			count_array(seen, a->slots, a->count);
 		} else {
 			struct node *n = ak_per_cpu_ptr(lists, cpu)->head;
 
@@ -509,6 +614,15 @@ static void pool_test(bool use_array, enum storm s)
 			}
 		}
 	}
+	if (kind == POOL_ARRAY_PTR) {
+		unsigned int in_slots = 0, in_hand = 0;
+
+		ak_for_each_cpu(cpu)
+			in_slots += *ak_per_cpu_ptr(parrays, cpu) != NULL;
+		for (t = 0; t < NTHREADS; t++)
+			in_hand += held_parray[t] != NULL;
+		assert_int_equal(in_slots + in_hand, ak_nr_cpus());
+	}
 	for (t = 0; t < NTHREADS; t++)
 		for (k = 0; k < HOLD; k++)
 			if (held[t][k])
@@ -518,13 +632,18 @@ static void pool_test(bool use_array, enum storm s)
 			fail_msg("node %u seen %u times", i, seen[i]);
 	ak_percpu_free(lists);
 	ak_percpu_free(arrays);
+	ak_percpu_free(parrays);
+	free(parray_store);
 }
 
-static void test_list(void **s) { (void)s; pool_test(false, CALM); }
-static void test_list_migration(void **s) { (void)s; pool_test(false, MIGRATION); }
-static void test_list_signals(void **s) { (void)s; pool_test(false, SIGNALS); }
-static void test_array(void **s) { (void)s; pool_test(true, CALM); }
-static void test_array_migration(void **s) { (void)s; pool_test(true, MIGRATION); }
+static void test_list(void **s) { (void)s; pool_test(POOL_LIST, CALM); }
+static void test_list_migration(void **s) { (void)s; pool_test(POOL_LIST, MIGRATION); }
+static void test_list_signals(void **s) { (void)s; pool_test(POOL_LIST, SIGNALS); }
+static void test_array(void **s) { (void)s; pool_test(POOL_ARRAY, CALM); }
+static void test_array_migration(void **s) { (void)s; pool_test(POOL_ARRAY, MIGRATION); }
+static void test_array_ptr(void **s) { (void)s; pool_test(POOL_ARRAY_PTR, CALM); }
+static void test_array_ptr_migration(void **s) { (void)s; pool_test(POOL_ARRAY_PTR, MIGRATION); }
+static void test_array_ptr_signals(void **s) { (void)s; pool_test(POOL_ARRAY_PTR, SIGNALS); }
 
 /* ---- the stress build: the restart path really ran ---- */
 
@@ -540,14 +659,19 @@ static void test_aborts_taken(void **state)
 	counter_test(MIGRATION);
 	print_message("# %lu rseq aborts\n", ak_rseq_aborts());
 	assert_true(ak_rseq_aborts() > 0);
-	/* the list and array sections (their _at forms) restart too */
+	/* the list, array and array_ptr sections (_at forms) restart too */
 	before = ak_rseq_aborts();
-	pool_test(false, SIGNALS);
+	pool_test(POOL_LIST, SIGNALS);
 	print_message("# %lu in the list sections\n", ak_rseq_aborts() - before);
 	assert_true(ak_rseq_aborts() > before);
 	before = ak_rseq_aborts();
-	pool_test(true, SIGNALS);
+	pool_test(POOL_ARRAY, SIGNALS);
 	print_message("# %lu in the array sections\n", ak_rseq_aborts() - before);
+	assert_true(ak_rseq_aborts() > before);
+	before = ak_rseq_aborts();
+	pool_test(POOL_ARRAY_PTR, SIGNALS);
+	print_message("# %lu in the array_ptr sections\n",
+		      ak_rseq_aborts() - before);
 	assert_true(ak_rseq_aborts() > before);
 }
 #endif
@@ -673,6 +797,9 @@ static const struct CMUnitTest tests[] = {
 	AK_TEST(test_list_signals),
 	AK_TEST(test_array),
 	AK_TEST(test_array_migration),
+	AK_TEST(test_array_ptr),
+	AK_TEST(test_array_ptr_migration),
+	AK_TEST(test_array_ptr_signals),
 #ifdef AK_RSEQ_STRESS
 	AK_TEST(test_aborts_taken),
 #endif

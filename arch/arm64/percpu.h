@@ -136,6 +136,31 @@
 	"str %[t], [%[c]]\n"
 
 /*
+ * The array *[p] points to: count at +0, slots at +8.  [a] steps to the
+ * slots after the count is read, so that the scaled index needs no add.
+ */
+#define __AK_ARCH_RSEQ_ARRAY_PTR_PUSH					\
+	"ldr %[a], [%[p]]\n\t"						\
+	"cbz %[a], 5f\n\t"						\
+	"ldr %[t], [%[a]], #8\n\t"					\
+	"cmp %[t], %[l]\n\t"						\
+	"b.hs 5f\n\t"							\
+	"str %[o], [%[a], %[t], lsl #3]\n\t"				\
+	"add %[t], %[t], #1\n\t"					\
+	__AK_ARM64_RSEQ_INJECT						\
+	"stur %[t], [%[a], #-8]\n"
+
+#define __AK_ARCH_RSEQ_ARRAY_PTR_POP					\
+	"ldr %[a], [%[p]]\n\t"						\
+	"cbz %[a], 5f\n\t"						\
+	"ldr %[t], [%[a]], #8\n\t"					\
+	"cbz %[t], 5f\n\t"						\
+	"sub %[t], %[t], #1\n\t"					\
+	"ldr %[o], [%[a], %[t], lsl #3]\n\t"				\
+	__AK_ARM64_RSEQ_INJECT						\
+	"stur %[t], [%[a], #-8]\n"
+
+/*
  * 128 bits: ldp both words, compare both, commit with one stp.  A single
  * instruction cannot be split by preemption on this CPU and the section
  * makes this CPU the only writer of the slot, so the pair is stored whole

@@ -16,6 +16,8 @@
  *   ak_arch_rseq_list_push(rs, field, cpu, &head, node)
  *   ak_arch_rseq_array_push(rs, field, cpu, &count, slots, limit, obj)
  *   ak_arch_rseq_array_pop(rs, field, cpu, &count, slots, &obj)
+ *   ak_arch_rseq_array_ptr_push(rs, field, cpu, &ptr, limit, obj)
+ *   ak_arch_rseq_array_ptr_pop(rs, field, cpu, &ptr, &obj)
  *
  * An arch with rseq critical sections (arch/<arch>/percpu.h) defines
  * AK_HAVE_ARCH_RSEQ, AK_RSEQ_SIG and the asm, which this header wraps in
@@ -33,7 +35,8 @@
  *				base reads as zero)
  *   __AK_ARCH_RSEQ_ADD(bits), __AK_ARCH_RSEQ_CMPXCHG(bits),
  *   __AK_ARCH_RSEQ_LIST_POP, __AK_ARCH_RSEQ_LIST_PUSH,
- *   __AK_ARCH_RSEQ_ARRAY_PUSH, __AK_ARCH_RSEQ_ARRAY_POP
+ *   __AK_ARCH_RSEQ_ARRAY_PUSH, __AK_ARCH_RSEQ_ARRAY_POP,
+ *   __AK_ARCH_RSEQ_ARRAY_PTR_PUSH, __AK_ARCH_RSEQ_ARRAY_PTR_POP
  *				each op's body between ENTER and EXIT: its
  *				loads and compares (a mismatch branches to
  *				5f), the injection point, the commit
@@ -218,6 +221,57 @@ __ak_inline int ak_arch_rseq_array_pop(struct ak_rseq_abi *rs,
 }
 
 /*
+ * The array_ptr ops: the same on the array the slot's pointer *ptr points
+ * to, { count at +0, slots at +8 }, failing when *ptr is NULL.  The
+ * pointer is read inside the section, so a thread of this CPU that takes
+ * the array out of the slot (this_cpu_xchg) either ran before the
+ * section began or aborts it; the array is not per-CPU memory, but while
+ * the slot points to it only this CPU's sections touch it.
+ * Push: [a] the array, [t] the count; [p] ptr, [l] limit, [o] obj.
+ */
+__ak_inline int ak_arch_rseq_array_ptr_push(struct ak_rseq_abi *rs,
+					    const uint32_t *field, uint32_t cpu,
+					    void **ptr, unsigned long limit,
+					    void *obj)
+{
+	unsigned long t;
+	void *a;
+	uint64_t cs;
+	int rc;
+
+	__asm__ __volatile__(__AK_ARCH_RSEQ_ENTER
+		__AK_ARCH_RSEQ_ARRAY_PTR_PUSH
+		__AK_ARCH_RSEQ_EXIT
+		: __AK_ARCH_RSEQ_OUT, [a] "=&" __AK_ARCH_RSEQ_B (a),
+		  [t] "=&" __AK_ARCH_RSEQ_B (t)
+		: __AK_ARCH_RSEQ_IN, [p] __AK_ARCH_RSEQ_B (ptr),
+		  [l] "r"(limit), [o] "r"(obj)
+		: __AK_ARCH_RSEQ_CLOBBER);
+	return rc;
+}
+
+/* Pop: [a] the array, [t] the count, [o] obj; [p] ptr. */
+__ak_inline int ak_arch_rseq_array_ptr_pop(struct ak_rseq_abi *rs,
+					   const uint32_t *field, uint32_t cpu,
+					   void **ptr, void **obj)
+{
+	unsigned long t;
+	void *a, *o;
+	uint64_t cs;
+	int rc;
+
+	__asm__ __volatile__(__AK_ARCH_RSEQ_ENTER
+		__AK_ARCH_RSEQ_ARRAY_PTR_POP
+		__AK_ARCH_RSEQ_EXIT
+		: __AK_ARCH_RSEQ_OUT, [a] "=&" __AK_ARCH_RSEQ_B (a),
+		  [t] "=&" __AK_ARCH_RSEQ_B (t), [o] "=&r"(o)
+		: __AK_ARCH_RSEQ_IN, [p] __AK_ARCH_RSEQ_B (ptr)
+		: __AK_ARCH_RSEQ_CLOBBER);
+	*obj = o;
+	return rc;
+}
+
+/*
  * The _at forms run on the copy base + id * stride of the id the section
  * reads, for callers that keep base and stride at hand (the slab cache;
  * passed by address, so that an arch may read them inside):
@@ -229,6 +283,10 @@ __ak_inline int ak_arch_rseq_array_pop(struct ak_rseq_abi *rs,
  *   ak_arch_rseq_array_push_at(rs, start, field, &base, &stride, limit,
  *				obj)
  *	count at +0, slots at +16 (struct ak_percpu_array)
+ *   ak_arch_rseq_array_ptr_pop_at(rs, start, field, &base, &stride, &obj)
+ *   ak_arch_rseq_array_ptr_push_at(rs, start, field, &base, &stride,
+ *				    limit, obj)
+ *	the array pointer at +0 of each copy
  *
  * start is the id to compute from before the section (rs->cpu_id_start
  * or rs->mm_cid), field the one the section checks, as above; 0, 1, -1 as
@@ -292,6 +350,32 @@ __ak_inline int ak_arch_rseq_array_push_at(struct ak_rseq_abi *rs,
 	return ak_arch_rseq_array_push(rs, field, cpu, (unsigned long *)c,
 				       (void **)(c + 16), limit, obj);
 }
+
+__ak_inline int ak_arch_rseq_array_ptr_pop_at(struct ak_rseq_abi *rs,
+					      const uint32_t *start,
+					      const uint32_t *field,
+					      void *const *base,
+					      const size_t *stride, void **obj)
+{
+	uint32_t cpu;
+	char *c = __ak_rseq_copy_at(start, &cpu, base, stride);
+
+	return ak_arch_rseq_array_ptr_pop(rs, field, cpu, (void **)c, obj);
+}
+
+__ak_inline int ak_arch_rseq_array_ptr_push_at(struct ak_rseq_abi *rs,
+					       const uint32_t *start,
+					       const uint32_t *field,
+					       void *const *base,
+					       const size_t *stride,
+					       unsigned long limit, void *obj)
+{
+	uint32_t cpu;
+	char *c = __ak_rseq_copy_at(start, &cpu, base, stride);
+
+	return ak_arch_rseq_array_ptr_push(rs, field, cpu, (void **)c, limit,
+					   obj);
+}
 #endif /* !AK_HAVE_ARCH_RSEQ_AT */
 
 #else /* !AK_HAVE_ARCH_RSEQ */
@@ -314,6 +398,10 @@ __ak_inline int __ak_no_rseq(void)
 # define ak_arch_rseq_list_push_at(...)	__ak_no_rseq()
 # define ak_arch_rseq_array_push_at(...) __ak_no_rseq()
 # define ak_arch_rseq_array_pop_at(...)	__ak_no_rseq()
+# define ak_arch_rseq_array_ptr_push(...) __ak_no_rseq()
+# define ak_arch_rseq_array_ptr_pop(...) __ak_no_rseq()
+# define ak_arch_rseq_array_ptr_push_at(...) __ak_no_rseq()
+# define ak_arch_rseq_array_ptr_pop_at(...) __ak_no_rseq()
 # define AK_HAVE_ARCH_RSEQ_AT		0
 
 #endif /* AK_HAVE_ARCH_RSEQ */

@@ -157,6 +157,37 @@
 	"std %[t], 0(%[c])\n"
 
 /*
+ * The array *[p] points to: count at +0, slots at +8; [cs] (free after
+ * ENTER) holds the scaled index, from the count's address, so the slot
+ * is at [a] + [cs] + 8.
+ */
+#define __AK_ARCH_RSEQ_ARRAY_PTR_PUSH					\
+	"ld %[a], 0(%[p])\n\t"						\
+	"cmpdi 0, %[a], 0\n\t"						\
+	"beq- 0, 5f\n\t"						\
+	"ld %[t], 0(%[a])\n\t"						\
+	"cmpld 0, %[t], %[l]\n\t"					\
+	"bge- 0, 5f\n\t"						\
+	"addi %[t], %[t], 1\n\t"					\
+	"sldi %[cs], %[t], 3\n\t"					\
+	"stdx %[o], %[a], %[cs]\n\t"					\
+	__AK_PPC_RSEQ_INJECT						\
+	"std %[t], 0(%[a])\n"
+
+#define __AK_ARCH_RSEQ_ARRAY_PTR_POP					\
+	"ld %[a], 0(%[p])\n\t"						\
+	"cmpdi 0, %[a], 0\n\t"						\
+	"beq- 0, 5f\n\t"						\
+	"ld %[t], 0(%[a])\n\t"						\
+	"cmpdi 0, %[t], 0\n\t"						\
+	"beq- 0, 5f\n\t"						\
+	"sldi %[cs], %[t], 3\n\t"					\
+	"ldx %[o], %[a], %[cs]\n\t"					\
+	"addi %[t], %[t], -1\n\t"					\
+	__AK_PPC_RSEQ_INJECT						\
+	"std %[t], 0(%[a])\n"
+
+/*
  * 128 bits: two ld (word0 at the lower address), compare both, commit
  * with one stq.  A single instruction cannot be split by preemption on
  * this CPU and the section makes this CPU the only writer of the slot, so

@@ -123,6 +123,38 @@
 	"mov %[t], (%[c])\n"
 
 /*
+ * The array the pointer at slot points to: count at +0, slots at +8.
+ * Written once for both forms: slot is %[p] here and the copy %[c] in
+ * the _at form, fail 5f here and the asm goto label there.
+ */
+#define __AK_X86_ARRAY_PTR_PUSH(slot, fail)				\
+	"mov (" slot "), %[a]\n\t"					\
+	"test %[a], %[a]\n\t"						\
+	"jz " fail "\n\t"						\
+	"mov (%[a]), %[t]\n\t"						\
+	"cmp %[l], %[t]\n\t"						\
+	"jae " fail "\n\t"						\
+	"mov %[o], 8(%[a], %[t], 8)\n\t"				\
+	"add $1, %[t]\n\t"						\
+	__AK_X86_RSEQ_INJECT						\
+	"mov %[t], (%[a])\n"
+
+#define __AK_X86_ARRAY_PTR_POP(slot, fail)				\
+	"mov (" slot "), %[a]\n\t"					\
+	"test %[a], %[a]\n\t"						\
+	"jz " fail "\n\t"						\
+	"mov (%[a]), %[t]\n\t"						\
+	"test %[t], %[t]\n\t"						\
+	"jz " fail "\n\t"						\
+	"mov (%[a], %[t], 8), %[o]\n\t"					\
+	"sub $1, %[t]\n\t"						\
+	__AK_X86_RSEQ_INJECT						\
+	"mov %[t], (%[a])\n"
+
+#define __AK_ARCH_RSEQ_ARRAY_PTR_PUSH	__AK_X86_ARRAY_PTR_PUSH("%[p]", "5f")
+#define __AK_ARCH_RSEQ_ARRAY_PTR_POP	__AK_X86_ARRAY_PTR_POP("%[p]", "5f")
+
+/*
  * 128 bits: the unlocked cmpxchg16b is itself the commit, one instruction
  * that compares and stores both words; whether it matched is read from ZF
  * right after it, so the exit is this section's own.
@@ -290,6 +322,47 @@ __ak_inline int ak_arch_rseq_array_push_at(struct ak_rseq_abi *rs,
 		"mov %[t], (%[c])\n"
 		__AK_X86_RSEQ_EXIT_AT
 		: [c] "=&r"(c), [t] "=&r"(t)
+		: __AK_X86_RSEQ_AT_IN, [l] "r"(limit), [o] "r"(obj)
+		: __AK_ARCH_RSEQ_CLOBBER
+		: fail, abort);
+	__AK_X86_RSEQ_AT_RETURN;
+}
+/* the array pointer at +0 of the copy; the array as above */
+__ak_inline int ak_arch_rseq_array_ptr_pop_at(struct ak_rseq_abi *rs,
+					      const uint32_t *start,
+					      const uint32_t *field,
+					      void *const *base,
+					      const size_t *stride, void **obj)
+{
+	uintptr_t c, a, t;
+	void *o;
+
+	(void)start;
+	__asm__ __volatile__ goto(__AK_X86_RSEQ_ENTER_AT
+		__AK_X86_ARRAY_PTR_POP("%[c]", "%l[fail]")
+		__AK_X86_RSEQ_EXIT_AT
+		: [c] "=&r"(c), [a] "=&r"(a), [t] "=&r"(t), [o] "=&r"(o)
+		: __AK_X86_RSEQ_AT_IN
+		: __AK_ARCH_RSEQ_CLOBBER
+		: fail, abort);
+	*obj = o;
+	__AK_X86_RSEQ_AT_RETURN;
+}
+
+__ak_inline int ak_arch_rseq_array_ptr_push_at(struct ak_rseq_abi *rs,
+					       const uint32_t *start,
+					       const uint32_t *field,
+					       void *const *base,
+					       const size_t *stride,
+					       unsigned long limit, void *obj)
+{
+	uintptr_t c, a, t;
+
+	(void)start;
+	__asm__ __volatile__ goto(__AK_X86_RSEQ_ENTER_AT
+		__AK_X86_ARRAY_PTR_PUSH("%[c]", "%l[fail]")
+		__AK_X86_RSEQ_EXIT_AT
+		: [c] "=&r"(c), [a] "=&r"(a), [t] "=&r"(t)
 		: __AK_X86_RSEQ_AT_IN, [l] "r"(limit), [o] "r"(obj)
 		: __AK_ARCH_RSEQ_CLOBBER
 		: fail, abort);

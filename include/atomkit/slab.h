@@ -12,7 +12,8 @@
  *   array	per-CPU array of object pointers, refilled and flushed in
  *		batches (SLAB)
  *   sheaf	per-CPU main and spare sheaves swapped whole with a
- *		per-node barn (the newer SLUB sheaves)
+ *		per-node barn, kept in per-CPU shards (the newer SLUB
+ *		sheaves)
  *   locked	one lock per cache (the baseline)
  *
  * Slabs are runs of pages from mmap, never unmapped while their cache
@@ -75,7 +76,7 @@ struct ak_kmem_cache_args {
 	unsigned int array_limit;	/* array: per-CPU capacity */
 	unsigned int array_batch;	/* array: refill/flush batch */
 	unsigned int sheaf_capacity;	/* sheaf: objects per sheaf */
-	unsigned int barn_max;		/* sheaf: full (and empty) sheaves per barn shard (CPU) */
+	unsigned int barn_max;		/* sheaf: full (and empty) sheaves per barn shard */
 	unsigned int locked_batch;	/* locked: refill batch */
 };
 
