@@ -226,8 +226,7 @@ static void *hooked_alloc(struct ak_kmem_cache *s, ak_gfp_t flags)
 {
 	void *fp = slab_design_alloc(s), *obj;
 
-	if (s->flags & AK_SLAB_STATS)
-		slab_stat(s, AK_SLAB_ALLOC_FAST, 1);
+	slab_stat_fast(s, AK_SLAB_ALLOC_FAST, 1);
 	if (!fp) {
 		errno = ENOMEM;
 		return NULL;
@@ -250,8 +249,7 @@ static void hooked_free(struct ak_kmem_cache *s, void *obj)
 	} else {
 		slab_asan_free(s, obj);
 	}
-	if (s->flags & AK_SLAB_STATS)
-		slab_stat(s, AK_SLAB_FREE_FAST, 1);
+	slab_stat_fast(s, AK_SLAB_FREE_FAST, 1);
 	slab_design_free(s, obj_to_fp(s, obj));
 }
 
@@ -529,11 +527,16 @@ int ak_kmem_cache_alloc_bulk(struct ak_kmem_cache *s, ak_gfp_t flags,
 		errno = ENOMEM;
 		return 0;
 	}
-	slab_stat(s, AK_SLAB_BULK_ALLOC, 1);
-	slab_stat(s, AK_SLAB_BULK_ALLOC_OBJS, n);
-	slab_stat(s, AK_SLAB_BULK_ALLOC_CPU, cpu);
+	/* bulk_alloc_objs is the sum of the three (ak_kmem_cache_stats()) */
+	slab_stat_fast(s, AK_SLAB_BULK_ALLOC, 1);
+	slab_stat_fast(s, AK_SLAB_BULK_ALLOC_CPU, cpu);
 	slab_stat(s, AK_SLAB_BULK_ALLOC_PARTIAL, partial);
 	slab_stat(s, AK_SLAB_BULK_ALLOC_NEW, fresh);
+#ifndef AK_SLAB_ASAN
+	/* fp space is object space, and nothing to check or clear */
+	if (!(s->flags & AK_SLAB_DEBUG) && !(flags & AK_GFP_ZERO))
+		return (int)n;
+#endif
 	for (i = 0; i < n; i++) {
 		p[i] = fp_to_obj(s, p[i]);
 		if (s->flags & AK_SLAB_DEBUG)
@@ -553,8 +556,8 @@ void ak_kmem_cache_free_bulk(struct ak_kmem_cache *s, size_t n, void **p)
 
 	if (!n)
 		return;
-	slab_stat(s, AK_SLAB_BULK_FREE, 1);
-	slab_stat(s, AK_SLAB_BULK_FREE_OBJS, n);
+	/* bulk_free_objs: bulk_free_cpu + bulk_free_slab, as they count */
+	slab_stat_fast(s, AK_SLAB_BULK_FREE, 1);
 	if (!(s->flags & AK_SLAB_DEBUG)) {
 		for (i = 0; i < n; i++)
 			slab_asan_free(s, p[i]);

@@ -94,7 +94,7 @@ void array_bulk_free(struct ak_kmem_cache *s, size_t n, void **fps)
 	}
 	if (i < n)
 		slab_free_fps(s, fps + i, n - i);
-	slab_stat(s, AK_SLAB_BULK_FREE_CPU, cpu);
+	slab_stat_fast(s, AK_SLAB_BULK_FREE_CPU, cpu);
 	slab_stat(s, AK_SLAB_BULK_FREE_SLAB, n - i);
 }
 

@@ -307,13 +307,47 @@ static inline struct ak_slab *fp_slab(const struct ak_kmem_cache *s, void *p)
 	return (struct ak_slab *)((uintptr_t)p & s->slab_mask);
 }
 
-static inline void slab_stat(struct ak_kmem_cache *s, enum ak_slab_stat i,
+/*
+ * A counter += n on this slot's copy, as cheaply as the mode allows: the
+ * kernel's stat() is a this_cpu_inc.  The bulk calls count on every call.
+ */
+__ak_inline void slab_stat(struct ak_kmem_cache *s, enum ak_slab_stat i,
 			     uint64_t n)
 {
-	uint64_t *c = ak_this_cpu_ptr(s->stats);
+	enum ak_percpu_mode m = s->mode;
+	uint64_t *c, old;
 
-	/* SMP-safe on whichever copy: correct in every mode, rare paths */
-	ak_fetch_add_relaxed(&c[i], n);
+	if (!n)
+		return;
+	if (__AK_RSEQ_MODE(m)) {
+		/* one rseq add on the copy of the CPU we run on */
+		(void)__ak_rseq_run(m, c, s->stats,
+				    ak_arch_rseq_add64(rs, field, cpu, &c[i], n,
+						       &old));
+		return;
+	}
+	c = ak_per_cpu_ptr(s->stats, __ak_this_slot(m));
+	if (m == AK_PERCPU_THREAD) {
+		/* the thread's own copy, and no signal handler calls in */
+		__atomic_store_n(&c[i], __atomic_load_n(&c[i],
+							__ATOMIC_RELAXED) + n,
+				 __ATOMIC_RELAXED);
+		return;
+	}
+	(void)old;
+	ak_fetch_add_relaxed(&c[i], n);	/* any thread may share the copy */
+}
+
+/*
+ * A fastpath event (every call, the bulk calls' per-CPU part): counted
+ * only in a cache made with AK_SLAB_STATS, as the kernel counts none
+ * without CONFIG_SLUB_STATS.  Slow-path events always count.
+ */
+__ak_inline void slab_stat_fast(struct ak_kmem_cache *s, enum ak_slab_stat i,
+				uint64_t n)
+{
+	if (s->flags & AK_SLAB_STATS)
+		slab_stat(s, i, n);
 }
 
 /* ASan view of an object handed out or taken back. */

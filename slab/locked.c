@@ -109,7 +109,7 @@ void locked_bulk_free(struct ak_kmem_cache *s, size_t n, void **fps)
 	excess = trim(s, &k);
 	pthread_mutex_unlock(&s->locked.lock);
 	trimmed(s, excess, k);
-	slab_stat(s, AK_SLAB_BULK_FREE_CPU, n);
+	slab_stat_fast(s, AK_SLAB_BULK_FREE_CPU, n);
 }
 
 void locked_drain(struct ak_kmem_cache *s)

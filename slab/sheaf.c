@@ -401,12 +401,51 @@ static struct sheaf *take_main(struct ak_kmem_cache *s)
 	return sh;
 }
 
-/* Main, then spare, then full sheaves of the barn: each one hold. */
+/*
+ * In an rseq mode, up to n objects to or from main in place, with one
+ * section that copies them all (the array_ptr _n sections): the kernel's
+ * bulk calls memcpy to and from pcs->main under local_trylock.  How many
+ * moved; 0 in the other modes, or when main is absent, empty or full.
+ */
+static size_t main_pop_n(struct ak_kmem_cache *s, size_t n, void **fps)
+{
+	unsigned long k = n;
+
+	if (!__AK_RSEQ_MODE(s->mode) ||
+	    __ak_rseq_run_at(s->mode, s->cpu,
+			     ak_arch_rseq_array_ptr_pop_n_at(rs, start, field,
+							     &base, &stride,
+							     fps, &k)))
+		return 0;
+	return k;
+}
+
+static size_t main_push_n(struct ak_kmem_cache *s, size_t n, void **fps)
+{
+	unsigned long k = n;
+
+	if (!__AK_RSEQ_MODE(s->mode) ||
+	    __ak_rseq_run_at(s->mode, s->cpu,
+			     ak_arch_rseq_array_ptr_push_n_at(rs, start, field,
+							      &base, &stride,
+							      s->sheaf_cap,
+							      fps, &k)))
+		return 0;
+	return k;
+}
+
+/*
+ * Main in place (rseq), then main taken out, then the spare, then full
+ * sheaves of this slot's barn shard: each one hold.
+ */
 size_t sheaf_bulk_alloc_cpu(struct ak_kmem_cache *s, size_t n, void **fps)
 {
-	struct sheaf *sh = take_main(s), *other;
-	size_t k = 0;
+	struct sheaf *sh, *other;
+	size_t k = main_pop_n(s, n, fps);
 
+	if (k == n)
+		return k;
+	sh = take_main(s);
 	while (sh && sh->size && k < n)
 		fps[k++] = sh->objs[--sh->size];
 	while (k < n && (other = sheaf_full_one(s, &sh))) {
@@ -421,9 +460,12 @@ size_t sheaf_bulk_alloc_cpu(struct ak_kmem_cache *s, size_t n, void **fps)
 
 void sheaf_bulk_free(struct ak_kmem_cache *s, size_t n, void **fps)
 {
-	struct sheaf *sh = take_main(s);
-	size_t i = 0;
+	size_t i = main_push_n(s, n, fps);
+	struct sheaf *sh;
 
+	if (i == n)
+		goto out;
+	sh = take_main(s);
 	while (i < n) {
 		if (!sh || sh->size >= s->sheaf_cap) {
 			sh = sheaf_room(s, sh);
@@ -437,7 +479,8 @@ void sheaf_bulk_free(struct ak_kmem_cache *s, size_t n, void **fps)
 		sheaf_put_back(s, sh);
 	if (i < n)
 		slab_free_fps(s, fps + i, n - i);
-	slab_stat(s, AK_SLAB_BULK_FREE_CPU, i);
+out:
+	slab_stat_fast(s, AK_SLAB_BULK_FREE_CPU, i);
 	slab_stat(s, AK_SLAB_BULK_FREE_SLAB, n - i);
 }
 

@@ -1061,6 +1061,17 @@ void ak_kmem_cache_stats(struct ak_kmem_cache *s,
 		for (i = 0; i < AK_SLAB_NR_STATS; i++)
 			out[i] += __atomic_load_n(&c[i], __ATOMIC_RELAXED);
 	}
+	/*
+	 * Not counted on the bulk path (one add fewer per call), and only
+	 * where the per-CPU parts are (AK_SLAB_STATS).
+	 */
+	if (s->flags & AK_SLAB_STATS) {
+		out[AK_SLAB_BULK_ALLOC_OBJS] = out[AK_SLAB_BULK_ALLOC_CPU] +
+					       out[AK_SLAB_BULK_ALLOC_PARTIAL] +
+					       out[AK_SLAB_BULK_ALLOC_NEW];
+		out[AK_SLAB_BULK_FREE_OBJS] = out[AK_SLAB_BULK_FREE_CPU] +
+					      out[AK_SLAB_BULK_FREE_SLAB];
+	}
 }
 
 static const char *how(struct ak_kmem_cache *s)

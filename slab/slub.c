@@ -221,7 +221,7 @@ static void bulk_free_chain(struct ak_kmem_cache *s, struct ak_slab *sl,
 {
 	if (sl == own) {
 		install(s, c->head, c->tail);
-		slab_stat(s, AK_SLAB_BULK_FREE_CPU, c->n);
+		slab_stat_fast(s, AK_SLAB_BULK_FREE_CPU, c->n);
 	} else {
 		slab_free_chain(s, sl, c->head, c->tail, c->n);
 		slab_stat(s, AK_SLAB_BULK_FREE_SLAB, c->n);

@@ -485,6 +485,50 @@ static void parray_swap(int self)
 						a) ? a : NULL;
 }
 
+/* The bulk sections: up to *n at once; how many moved (0: none). */
+static unsigned long parray_pop_n(void **dst, unsigned long n)
+{
+	if (__ak_rseq_run_at(mode, parrays,
+			     ak_arch_rseq_array_ptr_pop_n_at(rs, start, field,
+							     &base, &stride,
+							     dst, &n)))
+		return 0;
+	return n;
+}
+
+static unsigned long parray_push_n(void *const *src, unsigned long n)
+{
+	if (__ak_rseq_run_at(mode, parrays,
+			     ak_arch_rseq_array_ptr_push_n_at(rs, start, field,
+							      &base, &stride,
+							      ARRAY_LIMIT, src,
+							      &n)))
+		return 0;
+	return n;
+}
+
+/* array_ptr, every third turn: take and give what we can in one go. */
+static void parray_bulk_turn(int self, unsigned long i, int *n)
+{
+	void **h = held[self];
+	unsigned long k;
+
+	if (*n < HOLD) {
+		k = parray_pop_n(h + *n, (unsigned long)(HOLD - *n));
+		if (k > (unsigned long)(HOLD - *n))
+			abort();	/* a worker thread: no cmocka assert */
+		*n += (int)k;
+	}
+	if (*n && (i & 1)) {
+		k = parray_push_n(h, (unsigned long)*n);
+		if (k > (unsigned long)*n)
+			abort();
+		memmove(h, h + k, (size_t)(*n - (int)k) * sizeof(*h));
+		*n -= (int)k;
+		memset(h + *n, 0, (size_t)(HOLD - *n) * sizeof(*h));
+	}
+}
+
 static void *take(enum pool k)
 {
 	switch (k) {
@@ -523,6 +567,10 @@ static void pool_body(int self, unsigned long iters)
 		if (body_pool == POOL_ARRAY_PTR &&
 		    (i % 64 == 0 || held_parray[self]))
 			parray_swap(self);
+		if (body_pool == POOL_ARRAY_PTR && i % 3 == 0) {
+			parray_bulk_turn(self, i, &n);
+			continue;
+		}
 		if (n < HOLD && (o = take(body_pool)))
 			held[self][n++] = o;
 		if (n && (i & 1) && give(body_pool, held[self][n - 1]))

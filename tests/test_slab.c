@@ -254,9 +254,9 @@ static void test_align_zero(void **state)
 static void test_bulk(void **state)
 {
 	enum { MAXN = 700, ROUNDS = 300 };
-	struct ak_kmem_cache *s = make(state, 128, 0, 0);
+	struct ak_kmem_cache *s = make(state, 128, 0, AK_SLAB_STATS);
 	static void *p[MAXN], *keep[MAXN];
-	uint64_t x = 0x9e3779b97f4a7c15ull, cpu, part, newn, objs;
+	uint64_t x = 0x9e3779b97f4a7c15ull, cpu, part, newn, objs, total = 0;
 	size_t r, i, n, nkeep = 0, b;
 
 	for (r = 0; r < ROUNDS; r++) {
@@ -264,6 +264,7 @@ static void test_bulk(void **state)
 
 		n = 1 + rnd(&x) % (r % 10 ? 64 : MAXN);
 		assert_int_equal(ak_kmem_cache_alloc_bulk(s, fl, n, p), (int)n);
+		total += n;
 		for (i = 0; i < n; i++) {
 			assert_non_null(p[i]);
 			if (fl)
@@ -304,8 +305,21 @@ static void test_bulk(void **state)
 		      (unsigned long long)(cpu * 100 / objs),
 		      (unsigned long long)(part * 100 / objs),
 		      (unsigned long long)(newn * 100 / objs));
-	assert_int_equal(cpu + part + newn, objs);
+	/* each level's count adds up to what was asked for */
+	assert_int_equal(objs, total);
+	assert_true(cpu > 0 && newn > 0);
 	assert_int_equal(stat_of(s, AK_SLAB_BULK_ALLOC), ROUNDS);
+	destroy_clean(s);
+
+	/* without AK_SLAB_STATS only the slow levels count */
+	s = make(state, 128, 0, 0);
+	assert_int_equal(ak_kmem_cache_alloc_bulk(s, 0, 40, p), 40);
+	ak_kmem_cache_free_bulk(s, 40, p);
+	assert_int_equal(stat_of(s, AK_SLAB_BULK_ALLOC), 0);
+	assert_int_equal(stat_of(s, AK_SLAB_BULK_ALLOC_CPU), 0);
+	assert_int_equal(stat_of(s, AK_SLAB_BULK_FREE_CPU), 0);
+	assert_true(stat_of(s, AK_SLAB_BULK_ALLOC_PARTIAL) +
+		    stat_of(s, AK_SLAB_BULK_ALLOC_NEW) > 0);
 	destroy_clean(s);
 }
 

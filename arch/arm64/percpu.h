@@ -161,6 +161,49 @@
 	"stur %[t], [%[a], #-8]\n"
 
 /*
+ * The bulk forms (arch/generic/percpu.h): [k] = min(k, count) or min(k,
+ * limit - count), the copy a word a turn (label 8), the count's store
+ * the commit.
+ */
+#define __AK_ARM64_COPY_N(from, to)					\
+	"mov %[i], #0\n"						\
+	"8:\n\t"							\
+	"ldr %[r], [" from ", %[i], lsl #3]\n\t"			\
+	"str %[r], [" to ", %[i], lsl #3]\n\t"				\
+	"add %[i], %[i], #1\n\t"					\
+	"cmp %[i], %[k]\n\t"						\
+	"b.lo 8b\n\t"
+
+#define __AK_ARCH_RSEQ_ARRAY_PTR_POP_N					\
+	"ldr %[a], [%[p]]\n\t"						\
+	"cbz %[a], 5f\n\t"						\
+	"ldr %[t], [%[a]]\n\t"						\
+	"cmp %[k], %[t]\n\t"						\
+	"csel %[k], %[t], %[k], hi\n\t"					\
+	"cbz %[k], 5f\n\t"						\
+	"sub %[t], %[t], %[k]\n\t"					\
+	"add %[x], %[a], #8\n\t"					\
+	"add %[x], %[x], %[t], lsl #3\n\t"				\
+	__AK_ARM64_COPY_N("%[x]", "%[d]")				\
+	__AK_ARM64_RSEQ_INJECT						\
+	"str %[t], [%[a]]\n"
+
+#define __AK_ARCH_RSEQ_ARRAY_PTR_PUSH_N					\
+	"ldr %[a], [%[p]]\n\t"						\
+	"cbz %[a], 5f\n\t"						\
+	"ldr %[t], [%[a]]\n\t"						\
+	"sub %[x], %[l], %[t]\n\t"					\
+	"cmp %[k], %[x]\n\t"						\
+	"csel %[k], %[x], %[k], hi\n\t"					\
+	"cbz %[k], 5f\n\t"						\
+	"add %[x], %[a], #8\n\t"					\
+	"add %[x], %[x], %[t], lsl #3\n\t"				\
+	__AK_ARM64_COPY_N("%[s]", "%[x]")				\
+	"add %[t], %[t], %[k]\n\t"					\
+	__AK_ARM64_RSEQ_INJECT						\
+	"str %[t], [%[a]]\n"
+
+/*
  * 128 bits: ldp both words, compare both, commit with one stp.  A single
  * instruction cannot be split by preemption on this CPU and the section
  * makes this CPU the only writer of the slot, so the pair is stored whole

@@ -18,6 +18,8 @@
  *   ak_arch_rseq_array_pop(rs, field, cpu, &count, slots, &obj)
  *   ak_arch_rseq_array_ptr_push(rs, field, cpu, &ptr, limit, obj)
  *   ak_arch_rseq_array_ptr_pop(rs, field, cpu, &ptr, &obj)
+ *   ak_arch_rseq_array_ptr_push_n(rs, field, cpu, &ptr, limit, src, &n)
+ *   ak_arch_rseq_array_ptr_pop_n(rs, field, cpu, &ptr, dst, &n)
  *
  * An arch with rseq critical sections (arch/<arch>/percpu.h) defines
  * AK_HAVE_ARCH_RSEQ, AK_RSEQ_SIG and the asm, which this header wraps in
@@ -36,7 +38,8 @@
  *   __AK_ARCH_RSEQ_ADD(bits), __AK_ARCH_RSEQ_CMPXCHG(bits),
  *   __AK_ARCH_RSEQ_LIST_POP, __AK_ARCH_RSEQ_LIST_PUSH,
  *   __AK_ARCH_RSEQ_ARRAY_PUSH, __AK_ARCH_RSEQ_ARRAY_POP,
- *   __AK_ARCH_RSEQ_ARRAY_PTR_PUSH, __AK_ARCH_RSEQ_ARRAY_PTR_POP
+ *   __AK_ARCH_RSEQ_ARRAY_PTR_PUSH, __AK_ARCH_RSEQ_ARRAY_PTR_POP,
+ *   __AK_ARCH_RSEQ_ARRAY_PTR_PUSH_N, __AK_ARCH_RSEQ_ARRAY_PTR_POP_N
  *				each op's body between ENTER and EXIT: its
  *				loads and compares (a mismatch branches to
  *				5f), the injection point, the commit
@@ -272,6 +275,64 @@ __ak_inline int ak_arch_rseq_array_ptr_pop(struct ak_rseq_abi *rs,
 }
 
 /*
+ * The array_ptr ops for many objects at once (bulk): *n is how many are
+ * wanted, and on a commit how many were moved (at least one; 1 is
+ * returned when there were none, or no room).  Pop moves the newest
+ * min(*n, count) to dst in their order in the array; push appends
+ * min(*n, limit - count) of src.  [a] array, [t] count, [k] *n, [x] [i]
+ * [r] scratch; [p] ptr, [d] dst or [s] src, [l] limit.
+ */
+__ak_inline int ak_arch_rseq_array_ptr_pop_n(struct ak_rseq_abi *rs,
+					     const uint32_t *field,
+					     uint32_t cpu, void **ptr,
+					     void **dst, unsigned long *n)
+{
+	unsigned long t, k = *n, i;
+	void *a, *x, *r;
+	uint64_t cs;
+	int rc;
+
+	__asm__ __volatile__(__AK_ARCH_RSEQ_ENTER
+		__AK_ARCH_RSEQ_ARRAY_PTR_POP_N
+		__AK_ARCH_RSEQ_EXIT
+		: __AK_ARCH_RSEQ_OUT, [a] "=&" __AK_ARCH_RSEQ_B (a),
+		  [t] "=&" __AK_ARCH_RSEQ_B (t), [k] "+&r"(k),
+		  [x] "=&" __AK_ARCH_RSEQ_B (x), [i] "=&r"(i), [r] "=&r"(r)
+		: __AK_ARCH_RSEQ_IN, [p] __AK_ARCH_RSEQ_B (ptr),
+		  [d] __AK_ARCH_RSEQ_B (dst)
+		: __AK_ARCH_RSEQ_CLOBBER);
+	if (!rc)
+		*n = k;
+	return rc;
+}
+
+__ak_inline int ak_arch_rseq_array_ptr_push_n(struct ak_rseq_abi *rs,
+					      const uint32_t *field,
+					      uint32_t cpu, void **ptr,
+					      unsigned long limit,
+					      void *const *src,
+					      unsigned long *n)
+{
+	unsigned long t, k = *n, i;
+	void *a, *x, *r;
+	uint64_t cs;
+	int rc;
+
+	__asm__ __volatile__(__AK_ARCH_RSEQ_ENTER
+		__AK_ARCH_RSEQ_ARRAY_PTR_PUSH_N
+		__AK_ARCH_RSEQ_EXIT
+		: __AK_ARCH_RSEQ_OUT, [a] "=&" __AK_ARCH_RSEQ_B (a),
+		  [t] "=&" __AK_ARCH_RSEQ_B (t), [k] "+&r"(k),
+		  [x] "=&" __AK_ARCH_RSEQ_B (x), [i] "=&r"(i), [r] "=&r"(r)
+		: __AK_ARCH_RSEQ_IN, [p] __AK_ARCH_RSEQ_B (ptr),
+		  [l] "r"(limit), [s] __AK_ARCH_RSEQ_B (src)
+		: __AK_ARCH_RSEQ_CLOBBER);
+	if (!rc)
+		*n = k;
+	return rc;
+}
+
+/*
  * The _at forms run on the copy base + id * stride of the id the section
  * reads, for callers that keep base and stride at hand (the slab cache;
  * passed by address, so that an arch may read them inside):
@@ -286,6 +347,10 @@ __ak_inline int ak_arch_rseq_array_ptr_pop(struct ak_rseq_abi *rs,
  *   ak_arch_rseq_array_ptr_pop_at(rs, start, field, &base, &stride, &obj)
  *   ak_arch_rseq_array_ptr_push_at(rs, start, field, &base, &stride,
  *				    limit, obj)
+ *   ak_arch_rseq_array_ptr_pop_n_at(rs, start, field, &base, &stride,
+ *				     dst, &n)
+ *   ak_arch_rseq_array_ptr_push_n_at(rs, start, field, &base, &stride,
+ *				      limit, src, &n)
  *	the array pointer at +0 of each copy
  *
  * start is the id to compute from before the section (rs->cpu_id_start
@@ -376,6 +441,36 @@ __ak_inline int ak_arch_rseq_array_ptr_push_at(struct ak_rseq_abi *rs,
 	return ak_arch_rseq_array_ptr_push(rs, field, cpu, (void **)c, limit,
 					   obj);
 }
+
+__ak_inline int ak_arch_rseq_array_ptr_pop_n_at(struct ak_rseq_abi *rs,
+						const uint32_t *start,
+						const uint32_t *field,
+						void *const *base,
+						const size_t *stride,
+						void **dst, unsigned long *n)
+{
+	uint32_t cpu;
+	char *c = __ak_rseq_copy_at(start, &cpu, base, stride);
+
+	return ak_arch_rseq_array_ptr_pop_n(rs, field, cpu, (void **)c, dst,
+					    n);
+}
+
+__ak_inline int ak_arch_rseq_array_ptr_push_n_at(struct ak_rseq_abi *rs,
+						 const uint32_t *start,
+						 const uint32_t *field,
+						 void *const *base,
+						 const size_t *stride,
+						 unsigned long limit,
+						 void *const *src,
+						 unsigned long *n)
+{
+	uint32_t cpu;
+	char *c = __ak_rseq_copy_at(start, &cpu, base, stride);
+
+	return ak_arch_rseq_array_ptr_push_n(rs, field, cpu, (void **)c,
+					     limit, src, n);
+}
 #endif /* !AK_HAVE_ARCH_RSEQ_AT */
 
 #else /* !AK_HAVE_ARCH_RSEQ */
@@ -400,6 +495,10 @@ __ak_inline int __ak_no_rseq(void)
 # define ak_arch_rseq_array_pop_at(...)	__ak_no_rseq()
 # define ak_arch_rseq_array_ptr_push(...) __ak_no_rseq()
 # define ak_arch_rseq_array_ptr_pop(...) __ak_no_rseq()
+# define ak_arch_rseq_array_ptr_push_n(...) __ak_no_rseq()
+# define ak_arch_rseq_array_ptr_pop_n(...) __ak_no_rseq()
+# define ak_arch_rseq_array_ptr_push_n_at(...) __ak_no_rseq()
+# define ak_arch_rseq_array_ptr_pop_n_at(...) __ak_no_rseq()
 # define ak_arch_rseq_array_ptr_push_at(...) __ak_no_rseq()
 # define ak_arch_rseq_array_ptr_pop_at(...) __ak_no_rseq()
 # define AK_HAVE_ARCH_RSEQ_AT		0

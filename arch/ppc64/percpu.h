@@ -188,6 +188,60 @@
 	"std %[t], 0(%[a])\n"
 
 /*
+ * The bulk forms (arch/generic/percpu.h): [k] = min(k, count) or min(k,
+ * limit - count) (label 8), the copy a word a turn with [i] a byte
+ * offset up to [cs] = k * 8 (label 9), the count's store the commit.
+ */
+#define __AK_PPC_COPY_N(from, to)					\
+	"li %[i], 0\n\t"						\
+	"sldi %[cs], %[k], 3\n"						\
+	"9:\n\t"							\
+	"ldx %[r], " from ", %[i]\n\t"					\
+	"stdx %[r], " to ", %[i]\n\t"					\
+	"addi %[i], %[i], 8\n\t"					\
+	"cmpld 0, %[i], %[cs]\n\t"					\
+	"blt- 0, 9b\n\t"
+
+#define __AK_ARCH_RSEQ_ARRAY_PTR_POP_N					\
+	"ld %[a], 0(%[p])\n\t"						\
+	"cmpdi 0, %[a], 0\n\t"						\
+	"beq- 0, 5f\n\t"						\
+	"ld %[t], 0(%[a])\n\t"						\
+	"cmpld 0, %[k], %[t]\n\t"					\
+	"ble- 0, 8f\n\t"						\
+	"mr %[k], %[t]\n"						\
+	"8:\n\t"							\
+	"cmpdi 0, %[k], 0\n\t"						\
+	"beq- 0, 5f\n\t"						\
+	"subf %[t], %[k], %[t]\n\t"					\
+	"sldi %[x], %[t], 3\n\t"					\
+	"add %[x], %[x], %[a]\n\t"					\
+	"addi %[x], %[x], 8\n\t"					\
+	__AK_PPC_COPY_N("%[x]", "%[d]")					\
+	__AK_PPC_RSEQ_INJECT						\
+	"std %[t], 0(%[a])\n"
+
+#define __AK_ARCH_RSEQ_ARRAY_PTR_PUSH_N					\
+	"ld %[a], 0(%[p])\n\t"						\
+	"cmpdi 0, %[a], 0\n\t"						\
+	"beq- 0, 5f\n\t"						\
+	"ld %[t], 0(%[a])\n\t"						\
+	"subf %[x], %[t], %[l]\n\t"					\
+	"cmpld 0, %[k], %[x]\n\t"					\
+	"ble- 0, 8f\n\t"						\
+	"mr %[k], %[x]\n"						\
+	"8:\n\t"							\
+	"cmpdi 0, %[k], 0\n\t"						\
+	"beq- 0, 5f\n\t"						\
+	"sldi %[x], %[t], 3\n\t"					\
+	"add %[x], %[x], %[a]\n\t"					\
+	"addi %[x], %[x], 8\n\t"					\
+	__AK_PPC_COPY_N("%[s]", "%[x]")					\
+	"add %[t], %[t], %[k]\n\t"					\
+	__AK_PPC_RSEQ_INJECT						\
+	"std %[t], 0(%[a])\n"
+
+/*
  * 128 bits: two ld (word0 at the lower address), compare both, commit
  * with one stq.  A single instruction cannot be split by preemption on
  * this CPU and the section makes this CPU the only writer of the slot, so

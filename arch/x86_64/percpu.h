@@ -151,6 +151,69 @@
 	__AK_X86_RSEQ_INJECT						\
 	"mov %[t], (%[a])\n"
 
+/*
+ * Up to [k] objects at once (bulk): [k] becomes min(k, what there is or
+ * what fits), the copy runs inside the section (an abort leaves copies
+ * that nobody reads), and the count's store commits them all.  Pop
+ * copies slots[count - k, count) to [d]; push copies [s][0, k) to
+ * slots[count, count + k).  The copy, from [from] to [to]: an odd first
+ * word, then two a turn (labels 7-9).
+ */
+#define __AK_X86_COPY_N(from, to)					\
+	"xor %[i], %[i]\n\t"						\
+	"test $1, %[k]\n\t"						\
+	"jz 7f\n\t"							\
+	"mov (" from "), %[r]\n\t"					\
+	"mov %[r], (" to ")\n\t"					\
+	"mov $1, %[i]\n"						\
+	"7:\n\t"							\
+	"cmp %[k], %[i]\n\t"						\
+	"jae 9f\n"							\
+	"8:\n\t"							\
+	"mov (" from ", %[i], 8), %[r]\n\t"				\
+	"mov %[r], (" to ", %[i], 8)\n\t"				\
+	"mov 8(" from ", %[i], 8), %[r]\n\t"				\
+	"mov %[r], 8(" to ", %[i], 8)\n\t"				\
+	"add $2, %[i]\n\t"						\
+	"cmp %[k], %[i]\n\t"						\
+	"jb 8b\n"							\
+	"9:\n\t"
+
+#define __AK_X86_ARRAY_PTR_POP_N(slot, fail)				\
+	"mov (" slot "), %[a]\n\t"					\
+	"test %[a], %[a]\n\t"						\
+	"jz " fail "\n\t"						\
+	"mov (%[a]), %[t]\n\t"						\
+	"cmp %[t], %[k]\n\t"						\
+	"cmova %[t], %[k]\n\t"						\
+	"test %[k], %[k]\n\t"						\
+	"jz " fail "\n\t"						\
+	"sub %[k], %[t]\n\t"						\
+	"lea 8(%[a], %[t], 8), %[x]\n\t"				\
+	__AK_X86_COPY_N("%[x]", "%[d]")					\
+	__AK_X86_RSEQ_INJECT						\
+	"mov %[t], (%[a])\n"
+
+#define __AK_X86_ARRAY_PTR_PUSH_N(slot, fail)				\
+	"mov (" slot "), %[a]\n\t"					\
+	"test %[a], %[a]\n\t"						\
+	"jz " fail "\n\t"						\
+	"mov (%[a]), %[t]\n\t"						\
+	"mov %[l], %[x]\n\t"						\
+	"sub %[t], %[x]\n\t"						\
+	"cmp %[x], %[k]\n\t"						\
+	"cmova %[x], %[k]\n\t"						\
+	"test %[k], %[k]\n\t"						\
+	"jz " fail "\n\t"						\
+	"lea 8(%[a], %[t], 8), %[x]\n\t"				\
+	__AK_X86_COPY_N("%[s]", "%[x]")					\
+	"add %[k], %[t]\n\t"						\
+	__AK_X86_RSEQ_INJECT						\
+	"mov %[t], (%[a])\n"
+
+#define __AK_ARCH_RSEQ_ARRAY_PTR_POP_N	__AK_X86_ARRAY_PTR_POP_N("%[p]", "5f")
+#define __AK_ARCH_RSEQ_ARRAY_PTR_PUSH_N	__AK_X86_ARRAY_PTR_PUSH_N("%[p]", "5f")
+
 #define __AK_ARCH_RSEQ_ARRAY_PTR_PUSH	__AK_X86_ARRAY_PTR_PUSH("%[p]", "5f")
 #define __AK_ARCH_RSEQ_ARRAY_PTR_POP	__AK_X86_ARRAY_PTR_POP("%[p]", "5f")
 
@@ -366,6 +429,52 @@ __ak_inline int ak_arch_rseq_array_ptr_push_at(struct ak_rseq_abi *rs,
 		: __AK_X86_RSEQ_AT_IN, [l] "r"(limit), [o] "r"(obj)
 		: __AK_ARCH_RSEQ_CLOBBER
 		: fail, abort);
+	__AK_X86_RSEQ_AT_RETURN;
+}
+/* the bulk forms: *n in, and out on a commit */
+__ak_inline int ak_arch_rseq_array_ptr_pop_n_at(struct ak_rseq_abi *rs,
+						const uint32_t *start,
+						const uint32_t *field,
+						void *const *base,
+						const size_t *stride,
+						void **dst, unsigned long *n)
+{
+	unsigned long c, a, t, k = *n, x, i, r;
+
+	(void)start;
+	__asm__ __volatile__ goto(__AK_X86_RSEQ_ENTER_AT
+		__AK_X86_ARRAY_PTR_POP_N("%[c]", "%l[fail]")
+		__AK_X86_RSEQ_EXIT_AT
+		: [c] "=&r"(c), [a] "=&r"(a), [t] "=&r"(t), [k] "+&r"(k),
+		  [x] "=&r"(x), [i] "=&r"(i), [r] "=&r"(r)
+		: __AK_X86_RSEQ_AT_IN, [d] "r"(dst)
+		: __AK_ARCH_RSEQ_CLOBBER
+		: fail, abort);
+	*n = k;
+	__AK_X86_RSEQ_AT_RETURN;
+}
+
+__ak_inline int ak_arch_rseq_array_ptr_push_n_at(struct ak_rseq_abi *rs,
+						 const uint32_t *start,
+						 const uint32_t *field,
+						 void *const *base,
+						 const size_t *stride,
+						 unsigned long limit,
+						 void *const *src,
+						 unsigned long *n)
+{
+	unsigned long c, a, t, k = *n, x, i, r;
+
+	(void)start;
+	__asm__ __volatile__ goto(__AK_X86_RSEQ_ENTER_AT
+		__AK_X86_ARRAY_PTR_PUSH_N("%[c]", "%l[fail]")
+		__AK_X86_RSEQ_EXIT_AT
+		: [c] "=&r"(c), [a] "=&r"(a), [t] "=&r"(t), [k] "+&r"(k),
+		  [x] "=&r"(x), [i] "=&r"(i), [r] "=&r"(r)
+		: __AK_X86_RSEQ_AT_IN, [l] "r"(limit), [s] "r"(src)
+		: __AK_ARCH_RSEQ_CLOBBER
+		: fail, abort);
+	*n = k;
 	__AK_X86_RSEQ_AT_RETURN;
 }
 #endif /* asm goto with outputs */

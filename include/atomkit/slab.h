@@ -154,15 +154,15 @@ enum ak_slab_stat {
 	AK_SLAB_BARN_STEAL,	/* full sheaves taken from another CPU's barn shard */
 	AK_SLAB_SHEAF_NEW,	/* sheaves allocated */
 	AK_SLAB_SHEAF_DROP,	/* sheaves flushed and released (barn full) */
-	AK_SLAB_BULK_ALLOC,	/* successful alloc_bulk calls */
-	AK_SLAB_BULK_ALLOC_OBJS,
-	AK_SLAB_BULK_ALLOC_CPU,	/* ... objects from the per-CPU level */
+	AK_SLAB_BULK_ALLOC,	/* successful alloc_bulk calls (AK_SLAB_STATS only) */
+	AK_SLAB_BULK_ALLOC_OBJS,	/* the sum of the next three (AK_SLAB_STATS only) */
+	AK_SLAB_BULK_ALLOC_CPU,	/* ... objects from the per-CPU level (AK_SLAB_STATS only) */
 	AK_SLAB_BULK_ALLOC_PARTIAL, /* ... from partial lists */
 	AK_SLAB_BULK_ALLOC_NEW,	/* ... from new slabs */
 	AK_SLAB_BULK_ALLOC_FAIL,
-	AK_SLAB_BULK_FREE,
-	AK_SLAB_BULK_FREE_OBJS,
-	AK_SLAB_BULK_FREE_CPU,	/* ... objects to the per-CPU level */
+	AK_SLAB_BULK_FREE,	/* free_bulk calls (AK_SLAB_STATS only) */
+	AK_SLAB_BULK_FREE_OBJS,	/* the sum of the next two (AK_SLAB_STATS only) */
+	AK_SLAB_BULK_FREE_CPU,	/* ... objects to the per-CPU level (AK_SLAB_STATS only) */
 	AK_SLAB_BULK_FREE_SLAB,	/* ... to their slabs */
 	AK_SLAB_OOM,		/* slab mappings refused */
 	AK_SLAB_DEBUG_DOUBLE_FREE,
