@@ -411,6 +411,7 @@ static size_t main_pop_n(struct ak_kmem_cache *s, size_t n, void **fps)
 {
 	unsigned long k = n;
 
+	(void)fps;	/* unused where the arch has no rseq */
 	if (!__AK_RSEQ_MODE(s->mode) ||
 	    __ak_rseq_run_at(s->mode, s->cpu,
 			     ak_arch_rseq_array_ptr_pop_n_at(rs, start, field,
@@ -424,6 +425,7 @@ static size_t main_push_n(struct ak_kmem_cache *s, size_t n, void **fps)
 {
 	unsigned long k = n;
 
+	(void)fps;	/* unused where the arch has no rseq */
 	if (!__AK_RSEQ_MODE(s->mode) ||
 	    __ak_rseq_run_at(s->mode, s->cpu,
 			     ak_arch_rseq_array_ptr_push_n_at(rs, start, field,

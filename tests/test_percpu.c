@@ -454,6 +454,7 @@ static void *parray_pop(void)
 
 static bool parray_push(void *obj)
 {
+	(void)obj;	/* unused where the arch has no rseq */
 	return !__ak_rseq_run_at(mode, parrays,
 				 ak_arch_rseq_array_ptr_push_at(rs, start, field,
 								&base, &stride,
@@ -488,6 +489,7 @@ static void parray_swap(int self)
 /* The bulk sections: up to *n at once; how many moved (0: none). */
 static unsigned long parray_pop_n(void **dst, unsigned long n)
 {
+	(void)dst;	/* unused where the arch has no rseq */
 	if (__ak_rseq_run_at(mode, parrays,
 			     ak_arch_rseq_array_ptr_pop_n_at(rs, start, field,
 							     &base, &stride,
@@ -498,6 +500,7 @@ static unsigned long parray_pop_n(void **dst, unsigned long n)
 
 static unsigned long parray_push_n(void *const *src, unsigned long n)
 {
+	(void)src;	/* unused where the arch has no rseq */
 	if (__ak_rseq_run_at(mode, parrays,
 			     ak_arch_rseq_array_ptr_push_n_at(rs, start, field,
 							      &base, &stride,
