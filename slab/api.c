@@ -5,7 +5,7 @@
  * one switch on s->kind picks the design (a cache with debug checks or
  * statistics has kind K_HOOKED, so neither costs anything on the
  * fastpath of a cache without them), or the rseq entry points of the
- * array and rseq-list designs.  Without debug the free pointer is at
+ * array, rseq-list and sheaf designs.  Without debug the free pointer is at
  * offset 0, so fp space and object pointers coincide here.
  *
  * Which primitive each step uses and why it is correct in each per-CPU

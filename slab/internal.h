@@ -142,7 +142,7 @@ static inline void slab_unlock(slab_lock_t *l)
 	__atomic_store_n(&l->v, 0, __ATOMIC_RELEASE);
 }
 
-/* ---- per-node state: partial list and the sheaf barn ---- */
+/* ---- partial lists (per node, per slot) and the sheaf barn ---- */
 
 /* A partial list: slabs with free objects that no slot owns. */
 struct slab_list {
@@ -225,8 +225,8 @@ struct ak_kmem_cache {
 	/*
 	 * The public alloc and free: the general path (a switch on kind),
 	 * or, for a design with a one-section rseq fastpath (array,
-	 * rseq-list) in an rseq mode without hooks, a leaf for that design
-	 * and mode (api.c).
+	 * rseq-list, sheaf) in an rseq mode without hooks, a leaf for that
+	 * design and mode (api.c).
 	 */
 	void *(*alloc)(struct ak_kmem_cache *s, ak_gfp_t flags);
 	void (*free)(struct ak_kmem_cache *s, void *p);
@@ -254,9 +254,8 @@ struct ak_kmem_cache {
 	/* array, sheaf, locked: a partial list per slot (else NULL) */
 	struct slab_list *home_lists;
 	unsigned int nr_home;
-	/* sheaf: the barn's shards, one per slot, barn_stride apart */
+	/* sheaf: the barn's shards, one per slot (per-CPU memory) */
 	void *barn;
-	size_t barn_stride;
 
 	pthread_mutex_t slabs_lock;
 	struct ak_slab *all_slabs;
@@ -309,7 +308,8 @@ static inline struct ak_slab *fp_slab(const struct ak_kmem_cache *s, void *p)
 
 /*
  * A counter += n on this slot's copy, as cheaply as the mode allows: the
- * kernel's stat() is a this_cpu_inc.  The bulk calls count on every call.
+ * kernel's stat() is a this_cpu_inc.  Slow paths count every time, so
+ * it must not cost a locked add where the mode does not need one.
  */
 __ak_inline void slab_stat(struct ak_kmem_cache *s, enum ak_slab_stat i,
 			     uint64_t n)

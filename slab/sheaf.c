@@ -14,7 +14,6 @@
  * under the shard's lock.
  */
 #include <stdlib.h>
-#include <string.h>
 #include "internal.h"
 
 static struct sheaf **spare_of_this_cpu(struct ak_kmem_cache *s)
@@ -49,27 +48,30 @@ static void sheaf_flush(struct ak_kmem_cache *s, struct sheaf *sh)
 
 static struct barn_shard *shard(struct ak_kmem_cache *s, unsigned int i)
 {
-	return (struct barn_shard *)((char *)s->barn + i * s->barn_stride);
+	return ak_per_cpu_ptr((struct barn_shard *)s->barn, i);
+}
+
+static unsigned int this_slot(struct ak_kmem_cache *s)
+{
+	return __ak_this_slot(s->mode) % s->nr_home;
 }
 
 static struct barn_shard *own_shard(struct ak_kmem_cache *s)
 {
-	return shard(s, __ak_this_slot(s->mode) % s->nr_home);
+	return shard(s, this_slot(s));
 }
 
+/* One shard per slot: per-CPU memory, each copy on lines of its own. */
 int sheaf_init(struct ak_kmem_cache *s)
 {
 	unsigned int i;
 
-	s->barn_stride = SLAB_ALIGN(sizeof(struct barn_shard) +
-				    2 * (size_t)s->barn_max *
-					    sizeof(struct sheaf *),
-				    (size_t)CACHELINE);
-	if (posix_memalign(&s->barn, CACHELINE, s->nr_home * s->barn_stride)) {
-		s->barn = NULL;
+	s->barn = ak_percpu_alloc(sizeof(struct barn_shard) +
+				  2 * (size_t)s->barn_max *
+					  sizeof(struct sheaf *),
+				  CACHELINE);
+	if (!s->barn)
 		return -1;
-	}
-	memset(s->barn, 0, s->nr_home * s->barn_stride);
 	for (i = 0; i < s->nr_home; i++)
 		shard(s, i)->node = slab_node_of_cpu(s, i);
 	return 0;
@@ -77,7 +79,7 @@ int sheaf_init(struct ak_kmem_cache *s)
 
 void sheaf_fini(struct ak_kmem_cache *s)
 {
-	free(s->barn);
+	ak_percpu_free(s->barn);
 	s->barn = NULL;
 }
 
@@ -134,9 +136,9 @@ static struct sheaf *barn_get(struct ak_kmem_cache *s, struct barn_shard *b,
 	return sh;
 }
 
-static bool barn_put(struct ak_kmem_cache *s, struct sheaf *sh, bool full)
+static bool barn_put(struct ak_kmem_cache *s, struct barn_shard *b,
+		     struct sheaf *sh, bool full)
 {
-	struct barn_shard *b = own_shard(s);
 	bool ok;
 
 	if (shard_count(b, full) >= s->barn_max)
@@ -148,14 +150,14 @@ static bool barn_put(struct ak_kmem_cache *s, struct sheaf *sh, bool full)
 }
 
 /*
- * Main is empty: a full sheaf of this slot's shard for *give (an empty
+ * Main is empty: a full sheaf of this slot's shard b for *give (an empty
  * one, or NULL) in one hold of its lock, as the kernel's
  * barn_replace_empty_sheaf().  *give is NULLed when the shard kept it.
  */
 static struct sheaf *barn_replace_empty(struct ak_kmem_cache *s,
+					struct barn_shard *b,
 					struct sheaf **give)
 {
-	struct barn_shard *b = own_shard(s);
 	struct sheaf *full;
 
 	if (!shard_count(b, true))
@@ -169,14 +171,13 @@ static struct sheaf *barn_replace_empty(struct ak_kmem_cache *s,
 }
 
 /*
- * Main is full: this slot's shard takes it and gives an empty sheaf back
- * (*empty, NULL if it has none) in one hold, as the kernel's
+ * Main is full: this slot's shard b takes it and gives an empty sheaf
+ * back (*empty, NULL if it has none) in one hold, as the kernel's
  * barn_replace_full_sheaf().  False when it has no room for it.
  */
-static bool barn_replace_full(struct ak_kmem_cache *s, struct sheaf *full,
-			      struct sheaf **empty)
+static bool barn_replace_full(struct ak_kmem_cache *s, struct barn_shard *b,
+			      struct sheaf *full, struct sheaf **empty)
 {
-	struct barn_shard *b = own_shard(s);
 	bool ok;
 
 	*empty = NULL;
@@ -191,14 +192,13 @@ static bool barn_replace_full(struct ak_kmem_cache *s, struct sheaf *full,
 }
 
 /*
- * A full sheaf from another shard of this node's barn, or NULL: what
- * the node's other CPUs parked is for any CPU of the node once its own
- * slabs run out, as the kernel's barn is.
+ * A full sheaf from a shard of this node's barn other than slot's, or
+ * NULL: what the node's other CPUs parked is for any CPU of the node
+ * once its own slabs run out, as the kernel's barn is.
  */
-static struct sheaf *barn_steal(struct ak_kmem_cache *s)
+static struct sheaf *barn_steal(struct ak_kmem_cache *s, unsigned int slot)
 {
-	unsigned int slot = __ak_this_slot(s->mode) % s->nr_home, i;
-	unsigned int node = shard(s, slot)->node;
+	unsigned int node = shard(s, slot)->node, i;
 	struct sheaf *sh;
 
 	for (i = 1; i < s->nr_home; i++) {
@@ -219,14 +219,16 @@ static struct sheaf *barn_steal(struct ak_kmem_cache *s)
 static void sheaf_park(struct ak_kmem_cache *s, struct sheaf *sh)
 {
 	struct sheaf *none = NULL;
+	struct barn_shard *b;
 
 	if (__atomic_compare_exchange_n(spare_of_this_cpu(s), &none, sh, false,
 					__ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
 		return;
-	if (sh->size == s->sheaf_cap && barn_put(s, sh, true))
+	b = own_shard(s);
+	if (sh->size == s->sheaf_cap && barn_put(s, b, sh, true))
 		return;
 	sheaf_flush(s, sh);
-	if (barn_put(s, sh, false))
+	if (barn_put(s, b, sh, false))
 		return;
 	free(sh);
 	slab_stat(s, AK_SLAB_SHEAF_DROP, 1);
@@ -294,6 +296,8 @@ static size_t sheaf_refill(struct ak_kmem_cache *s, struct sheaf *sh,
 void *sheaf_alloc_slow(struct ak_kmem_cache *s, struct sheaf *sh)
 {
 	struct sheaf *sp = take_spare(s), *full = NULL;
+	unsigned int slot = this_slot(s);
+	struct barn_shard *b = shard(s, slot);
 	size_t from_new;
 	void *fp;
 
@@ -309,11 +313,11 @@ void *sheaf_alloc_slow(struct ak_kmem_cache *s, struct sheaf *sh)
 		sh = sp;
 	else if (sp)
 		sheaf_park(s, sp);	/* empty: stays the spare */
-	full = barn_replace_empty(s, &sh);
+	full = barn_replace_empty(s, b, &sh);
 	if (full)
 		goto swap;
 	if (!sh)
-		sh = barn_get(s, own_shard(s), false);
+		sh = barn_get(s, b, false);
 	if (!sh)
 		sh = sheaf_new(s);
 	if (!sh) {
@@ -323,11 +327,11 @@ void *sheaf_alloc_slow(struct ak_kmem_cache *s, struct sheaf *sh)
 	}
 	if (sheaf_refill(s, sh, SLAB_FROM_OWN))
 		goto pop;
-	if (slab_owns_slabs(s) && (full = barn_steal(s)))
+	if (slab_owns_slabs(s) && (full = barn_steal(s, slot)))
 		goto swap;
 	if (sheaf_refill(s, sh, SLAB_FROM_OTHERS | SLAB_FROM_NEW))
 		goto pop;
-	full = barn_steal(s);	/* out of memory: whatever is parked */
+	full = barn_steal(s, slot);	/* out of memory: whatever is parked */
 	if (full)
 		goto swap;
 	sheaf_put_back(s, sh);
@@ -351,6 +355,7 @@ pop:
 static struct sheaf *sheaf_room(struct ak_kmem_cache *s, struct sheaf *sh)
 {
 	struct sheaf *sp = take_spare(s), *t = NULL;
+	struct barn_shard *b = own_shard(s);
 
 	if (sp && sp->size < s->sheaf_cap) {
 		slab_stat(s, AK_SLAB_SHEAF_SWAP, 1);
@@ -364,12 +369,12 @@ static struct sheaf *sheaf_room(struct ak_kmem_cache *s, struct sheaf *sh)
 		sheaf_park(s, sh);
 		sh = NULL;
 	}
-	if (sh && !barn_replace_full(s, sh, &t)) {
+	if (sh && !barn_replace_full(s, b, sh, &t)) {
 		sheaf_flush(s, sh);
 		return sh;
 	}
 	if (!t)
-		t = barn_get(s, own_shard(s), false);
+		t = barn_get(s, b, false);
 	if (!t)
 		t = sheaf_new(s);
 	return t;

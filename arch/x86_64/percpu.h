@@ -390,6 +390,7 @@ __ak_inline int ak_arch_rseq_array_push_at(struct ak_rseq_abi *rs,
 		: fail, abort);
 	__AK_X86_RSEQ_AT_RETURN;
 }
+
 /* the array pointer at +0 of the copy; the array as above */
 __ak_inline int ak_arch_rseq_array_ptr_pop_at(struct ak_rseq_abi *rs,
 					      const uint32_t *start,
@@ -431,6 +432,7 @@ __ak_inline int ak_arch_rseq_array_ptr_push_at(struct ak_rseq_abi *rs,
 		: fail, abort);
 	__AK_X86_RSEQ_AT_RETURN;
 }
+
 /* the bulk forms: *n in, and out on a commit */
 __ak_inline int ak_arch_rseq_array_ptr_pop_n_at(struct ak_rseq_abi *rs,
 						const uint32_t *start,
