@@ -28,6 +28,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "skips.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -52,8 +54,12 @@ void akb_arg_name(struct akb_def *d, const char *name);
 void akb_set_threads(struct akb_def *d, int threads);
 /* Iterations per akb_batch() (default 1000, 1 for slow bodies). */
 void akb_set_batch(struct akb_def *d, uint64_t batch);
-/* Registered, but every run reports "skipped: <why>" and nothing else. */
-void akb_skip_always(struct akb_def *d, const char *why);
+/*
+ * Registered, but every run reports "skipped: <text>[: <detail>]" (a
+ * documented skip, bench/skips.h) and nothing else; detail may be NULL.
+ */
+void akb_skip_always(struct akb_def *d, enum akb_skip why,
+		     const char *detail);
 /* Registers everything akb_new() built; called by main, not by suites. */
 void akb_register_all(void);
 
@@ -72,8 +78,14 @@ void akb_counter(struct akb_state *s, const char *name, double v);
 void akb_counter_avg(struct akb_state *s, const char *name, double v);
 void akb_counter_rate(struct akb_state *s, const char *name, double v);
 void akb_label(struct akb_state *s, const char *label);
-/* Ends the run: reported as "skipped: <why>" (Google Benchmark's error). */
-void akb_skip(struct akb_state *s, const char *why);
+/*
+ * Both end the run through Google Benchmark's error.  akb_skip(): what
+ * this machine or build lacks, "skipped: <text>[: <detail>]" from the
+ * table of bench/skips.h; akb_fail(): anything else that went wrong,
+ * "failed: <what>".
+ */
+void akb_skip(struct akb_state *s, enum akb_skip why, const char *detail);
+void akb_fail(struct akb_state *s, const char *what);
 /* AKB_MANUAL_TIME: this batch took ticks of the counter. */
 void akb_set_ticks(struct akb_state *s, uint64_t ticks);
 

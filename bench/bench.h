@@ -23,9 +23,6 @@ void akb_env_context(void (*add)(const char *key, const char *value));
 /* Whether we run under emulation (qemu-user); *why says how we know. */
 int akb_emulated(const char **why);
 
-#define AKB_UNUSABLE \
-	"this CPU lacks the feature it needs (or AK_CPU_DISABLE hides it)"
-
 #define AKB_SUITES(S)		\
 	S(harness)		\
 	S(uncontended)		\

@@ -98,9 +98,13 @@ void akb_set_batch(struct akb_def *d, uint64_t batch)
 	d->batch = batch ? batch : 1;
 }
 
-void akb_skip_always(struct akb_def *d, const char *why)
+void akb_skip_always(struct akb_def *d, enum akb_skip why,
+		     const char *detail)
 {
-	d->skip = why;
+	char m[512];
+
+	akb_skip_message(m, sizeof(m), why, detail);
+	d->skip = m;
 }
 
 const void *akb_arg(const struct akb_state *s)
@@ -176,11 +180,20 @@ void akb_label(struct akb_state *s, const char *label)
 	s->st->SetLabel(label);
 }
 
-void akb_skip(struct akb_state *s, const char *why)
+void akb_skip(struct akb_state *s, enum akb_skip why, const char *detail)
 {
-	std::string m = std::string("skipped: ") + why;
+	char m[512];
 
-	s->st->SkipWithError(m.c_str());
+	akb_skip_message(m, sizeof(m), why, detail);
+	s->st->SkipWithError(m);
+}
+
+void akb_fail(struct akb_state *s, const char *what)
+{
+	char m[512];
+
+	akb_fail_message(m, sizeof(m), what);
+	s->st->SkipWithError(m);
 }
 
 } /* extern "C" */
@@ -221,16 +234,16 @@ static void run_one(benchmark::State &st, const akb_def *d, int place)
 	s.cpu = -1;
 	s.batch = d->batch;
 	if (!d->skip.empty()) {
-		akb_skip(&s, d->skip.c_str());
+		st.SkipWithError(d->skip.c_str());	/* akb_skip_always() */
 		return;
 	}
 	if (place >= 0) {
 		const int *cpus;
-		const char *why;
+		enum akb_skip why;
 		int n = akb_place_cpus((enum akb_place)place, &cpus, &why);
 
 		if (!n) {
-			akb_skip(&s, why);
+			akb_skip(&s, why, NULL);
 			return;
 		}
 		if (st.thread_index() == 0 &&
@@ -238,9 +251,10 @@ static void run_one(benchmark::State &st, const akb_def *d, int place)
 			restore = true;
 		s.cpu = cpus[st.thread_index() % n];
 		if (akb_pin_self(s.cpu, err, sizeof(err))) {
-			std::string m = std::string("pinning failed: ") + err;
+			std::string m("could not pin the thread: ");
 
-			st.SkipWithError(m.c_str());
+			m += err;
+			akb_fail(&s, m.c_str());
 			goto out;
 		}
 		if (st.thread_index() == 0) {

@@ -165,14 +165,16 @@ void akb_env_context(void (*add)(const char *key, const char *value))
 
 		for (c = 0; c < AKB_PLACE_NR && left > 1; c++) {
 			const int *cpus;
-			int n = akb_place_cpus((enum akb_place)c, &cpus, &why);
+			enum akb_skip absent;
+			int n = akb_place_cpus((enum akb_place)c, &cpus,
+					       &absent);
 
 			w = n ? snprintf(p, left, "%s%s: %d PUs", c ? "; " : "",
 					 akb_place_name((enum akb_place)c), n)
 			      : snprintf(p, left, "%s%s: absent (%s)",
 					 c ? "; " : "",
 					 akb_place_name((enum akb_place)c),
-					 why);
+					 akb_skip_text(absent));
 			if (w < 0 || (size_t)w >= left)
 				break;
 			p += w, left -= (size_t)w;

@@ -33,6 +33,11 @@ static const char usage[] =
 	"        thread counts of the contention sweep (default 1, 2, 4 ...\n"
 	"        up to the PUs, then twice the PUs)\n"
 	"  --list-placements   print the placement classes found and exit\n"
+	"  --list-skips        print the documented reasons a benchmark may\n"
+	"                      be skipped for, one a line, and exit: a run\n"
+	"                      says \"skipped: REASON\" or \"skipped: REASON:\n"
+	"                      DETAIL\"; any other error is a failure\n"
+	"                      (\"failed: WHAT\")\n"
 	"  --describe          print the machine and build description (the\n"
 	"                      run context) as one JSON object and exit\n"
 	"  --help              this text, then Google Benchmark's flags\n"
@@ -106,12 +111,12 @@ static void list_placements(void)
 	printf("topology (%s): %s\n", akb_topo_source(), akb_topo_summary());
 	for (c = 0; c < AKB_PLACE_NR; c++) {
 		const int *cpus;
-		const char *why;
+		enum akb_skip why;
 		int n = akb_place_cpus((enum akb_place)c, &cpus, &why);
 
 		printf("%-8s", akb_place_name((enum akb_place)c));
 		if (!n) {
-			printf(" absent: %s\n", why);
+			printf(" absent: %s\n", akb_skip_text(why));
 			continue;
 		}
 		printf(" CPUs");
@@ -156,7 +161,7 @@ static int bench_main(int argc, char **argv, char **gargv)
 	const char *counter = "auto", *placement = NULL, *threads = NULL;
 	char err[512];
 	int gargc = 0, i, sweep[AKB_MAX_SWEEP], nsweep, list = 0, reps = 0;
-	int describe = 0;
+	int describe = 0, list_skips = 0;
 	unsigned int mask;
 
 	gargv[gargc++] = argv[0];
@@ -171,6 +176,8 @@ static int bench_main(int argc, char **argv, char **gargv)
 			threads = v;
 		} else if (!strcmp(a, "--list-placements")) {
 			list = 1;
+		} else if (!strcmp(a, "--list-skips")) {
+			list_skips = 1;
 		} else if (!strcmp(a, "--describe")) {
 			describe = 1;
 		} else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -187,6 +194,10 @@ static int bench_main(int argc, char **argv, char **gargv)
 				a);
 			return 2;
 		}
+	}
+	if (list_skips) {
+		akb_list_skips(stdout);
+		return 0;
 	}
 	if (!strcmp(counter, "") || !strcmp(counter, "=")) {
 		fprintf(stderr, "atomkit-bench: --counter needs a value\n");

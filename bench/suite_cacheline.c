@@ -380,7 +380,7 @@ static void cl_run(struct akb_state *s)
 					cl_hand.cpu[2] == cl_hand.cpu[0] ||
 					cl_hand.cpu[2] == cl_hand.cpu[1])) {
 				/* every thread skips: the next batch ends it */
-				akb_skip(s, "S/load needs a third CPU in this class, besides those of A and B");
+				akb_skip(s, AKB_SKIP_THIRD_CPU, NULL);
 				continue;
 			}
 		}
@@ -464,6 +464,6 @@ void akb_suite_cacheline(void)
 			}
 			akb_set_batch(d, CL_LINES);
 			if (st == CL_I && !CL_HAVE_FLUSH)
-				akb_skip_always(d, "I needs a cache flush instruction, and none is known on this arch");
+				akb_skip_always(d, AKB_SKIP_NO_FLUSH, NULL);
 		}
 }

@@ -27,7 +27,7 @@ struct line128 { ak_u128 v; } __attribute__((aligned(64)));
 			for (i = 0; i < n; i++)				\
 				v = (T)(call(&x.v, v, (T)(v + 2)) - 1);	\
 		if (x.v != 1)						\
-			akb_skip(s, "a CAS meant to fail succeeded");	\
+			akb_fail(s, "a CAS meant to fail succeeded");	\
 	} while (0)
 
 #define SUCC_BODY(T, line, call)					\
@@ -40,7 +40,7 @@ struct line128 { ak_u128 v; } __attribute__((aligned(64)));
 			for (i = 0; i < n; i++)				\
 				v = (T)(call(&x.v, v, (T)(v + 1)) + 1);	\
 		if (x.v != v)						\
-			akb_skip(s, "a CAS meant to succeed failed");	\
+			akb_fail(s, "a CAS meant to succeed failed");	\
 	} while (0)
 
 static void bm_fail64(struct akb_state *s)
@@ -103,8 +103,8 @@ void akb_suite_casfail(void)
 		fail = akb_new(name, v[k].width == 64 ? bm_fail64 : bm_fail128,
 			       &v[k], 0);
 		if (!v[k].usable()) {
-			akb_skip_always(ok, AKB_UNUSABLE);
-			akb_skip_always(fail, AKB_UNUSABLE);
+			akb_skip_always(ok, AKB_SKIP_UNUSABLE, NULL);
+			akb_skip_always(fail, AKB_SKIP_UNUSABLE, NULL);
 		}
 	}
 }

@@ -137,8 +137,12 @@ static void ct_begin(struct akb_state *s, struct ct *c)
 	c->to_counter = ci->kind == AKB_COUNTER_ARCH ? 1.0 :
 			ci->hz / akb_arch_hz(NULL);
 	if (c->nthreads > CT_MAX_THREADS) {
+		char n[64];
+
 		/* every thread: the first akb_batch() then ends the run */
-		akb_skip(s, "more threads than the contention suite counts");
+		snprintf(n, sizeof(n), "%d threads, at most %d",
+			 c->nthreads, CT_MAX_THREADS);
+		akb_skip(s, AKB_SKIP_TOO_MANY_THREADS, n);
 		c->tid = 1;	/* not thread 0: reports nothing */
 		return;
 	}
@@ -289,7 +293,7 @@ static void ct_finish(struct ct *c, bool cas, bool check, uint64_t final,
 		snprintf(buf, sizeof(buf),
 			 "lost updates: the line holds %llu after %llu successful increments",
 			 (unsigned long long)final, (unsigned long long)sum);
-		akb_skip(c->s, buf);
+		akb_fail(c->s, buf);
 	}
 }
 
@@ -568,7 +572,7 @@ void akb_suite_contention(void)
 		snprintf(name, sizeof(name), "contention/%s", full);
 		d = ct_new(name, e->fn, v);
 		if (!v->usable())
-			akb_skip_always(d, AKB_UNUSABLE);
+			akb_skip_always(d, AKB_SKIP_UNUSABLE, NULL);
 	}
 	ct_new("contention/ref/spinlock", ct_ref_spinlock, NULL);
 	ct_new("contention/ref/mutex", ct_ref_mutex, NULL);

@@ -135,7 +135,7 @@ static void bm_percpu(struct akb_state *s)
 	char label[96];
 
 	if (ak_percpu_set_mode(b->mode)) {
-		akb_skip(s, "could not switch the per-CPU mode");
+		akb_fail(s, "could not switch the per-CPU mode");
 		return;
 	}
 	run_op(s, b->op);
@@ -162,6 +162,6 @@ void akb_suite_percpu(void)
 				 ak_percpu_mode_name((enum ak_percpu_mode)m));
 			d = akb_new(name, bm_percpu, b, 0);
 			if (!ak_percpu_mode_available(b->mode, &why))
-				akb_skip_always(d, why ? why : "unavailable");
+				akb_skip_always(d, AKB_SKIP_PERCPU_MODE, why);
 		}
 }

@@ -105,13 +105,13 @@ static bool src_open(struct akb_state *s, const struct sl_bench *b,
 		return true;
 	}
 	if (ak_percpu_set_mode(b->mode)) {
-		akb_skip(s, "could not switch the per-CPU mode (per-CPU memory still allocated)");
+		akb_fail(s, "could not switch the per-CPU mode (per-CPU memory still allocated)");
 		return false;
 	}
 	o->c = ak_kmem_cache_create("bench", size, 0, 0,
 				    (enum ak_slab_fastpath)b->impl);
 	if (!o->c) {
-		akb_skip(s, "ak_kmem_cache_create failed");
+		akb_fail(s, "ak_kmem_cache_create returned NULL");
 		return false;
 	}
 	if (akb_thread_index(s) == 0) {
@@ -128,7 +128,7 @@ static bool src_open(struct akb_state *s, const struct sl_bench *b,
 static void src_close(struct akb_state *s, struct src *o)
 {
 	if (o->c && ak_kmem_cache_destroy(o->c))
-		akb_skip(s, "objects left in the cache at destroy: a leak in the benchmark");
+		akb_fail(s, "objects left in the cache at destroy: a leak in the benchmark");
 	o->c = NULL;
 }
 
@@ -167,15 +167,16 @@ static void **obj_array(struct akb_state *s, size_t n)
 	void **p = calloc(n, sizeof(*p));
 
 	if (!p)
-		akb_skip(s, "out of memory for the object array");
+		akb_fail(s, "out of memory for the object array");
 	return p;
 }
 
-/* One object that could not be had ends the run as skipped. */
-#define ALLOC_OR_SKIP(s, o, dst)					\
+/* One object that could not be had ends the run as failed. */
+#define SL_NO_OBJECT "an allocation returned NULL"
+#define ALLOC_OR_FAIL(s, o, dst)					\
 	do {								\
 		if (!((dst) = src_alloc(o))) {				\
-			akb_skip(s, "allocation failed");		\
+			akb_fail(s, SL_NO_OBJECT);			\
 			goto out;					\
 		}							\
 	} while (0)
@@ -189,7 +190,7 @@ static int remote_failed;
  * allocated, once every thread's run is out; the waits at the barriers
  * are not counted.  A thread that cannot allocate ends its run, frees
  * what it has (remote: NULLs the rest and still meets the barriers, and
- * every thread stops after the same batch), and the run is skipped.
+ * every thread stops after the same batch), and the run has failed.
  */
 static void run_phases(struct akb_state *s, struct src *o, size_t run,
 		       void **own, void **shared_in)
@@ -209,7 +210,7 @@ static void run_phases(struct akb_state *s, struct src *o, size_t run,
 		if (i < n && !shared_in) {
 			while (i--)
 				src_free(o, p[i]);
-			akb_skip(s, "allocation failed");
+			akb_fail(s, SL_NO_OBJECT);
 			goto out;
 		}
 		if (i < n) {
@@ -225,7 +226,7 @@ static void run_phases(struct akb_state *s, struct src *o, size_t run,
 		if (shared_in) {
 			akb_thread_barrier(s);
 			if (__atomic_load_n(&remote_failed, __ATOMIC_RELAXED)) {
-				akb_skip(s, "allocation failed");
+				akb_fail(s, SL_NO_OBJECT);
 				goto out;
 			}
 		}
@@ -256,7 +257,7 @@ static void bm_pair(struct akb_state *s, struct src *o)
 
 	while (akb_batch(s, &n))
 		for (i = 0; i < n; i++) {
-			ALLOC_OR_SKIP(s, o, p);
+			ALLOC_OR_FAIL(s, o, p);
 			src_free(o, p);
 		}
 out:
@@ -280,7 +281,7 @@ static void bm_remote(struct akb_state *s, struct src *o)
 		run_phases(s, o, CONC_RUN, remote_runs[t],
 			   remote_runs[(t + 1) % nt]);
 	else if (remote_runs[t])
-		akb_skip(s, "out of memory for the object array");
+		akb_fail(s, "out of memory for the object array");
 	akb_thread_barrier(s);
 	free(remote_runs[t]);
 	remote_runs[t] = NULL;
@@ -378,7 +379,7 @@ static void bm_bulk(struct akb_state *s, struct src *o, bool fallback)
 	free(p);
 	return;
 fail:
-	akb_skip(s, "bulk allocation failed");
+	akb_fail(s, "a bulk allocation returned 0");
 	free(p);
 }
 
@@ -409,7 +410,7 @@ static void bm_slab(struct akb_state *s)
 		akb_thread_barrier(s);
 		if (!o->size || (b->impl != IMPL_MALLOC && !o->c)) {
 			if (akb_thread_index(s))
-				akb_skip(s, "the shared cache could not be set up");
+				akb_fail(s, "the shared cache could not be set up");
 			return;
 		}
 	} else if (!src_open(s, b, size, o)) {
@@ -544,6 +545,6 @@ void akb_suite_slab(void)
 					(enum ak_percpu_mode)m), 0);
 			if (!ak_percpu_mode_available((enum ak_percpu_mode)m,
 						      &why))
-				akb_skip_always(d, why ? why : "unavailable");
+				akb_skip_always(d, AKB_SKIP_PERCPU_MODE, why);
 		}
 }

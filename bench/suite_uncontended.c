@@ -269,8 +269,8 @@ void akb_suite_uncontended(void)
 		snprintf(name, sizeof(name), "prim/%s/tput", full);
 		tput = akb_new(name, e->tput, v, 0);
 		if (!v->usable()) {
-			akb_skip_always(lat, AKB_UNUSABLE);
-			akb_skip_always(tput, AKB_UNUSABLE);
+			akb_skip_always(lat, AKB_SKIP_UNUSABLE, NULL);
+			akb_skip_always(tput, AKB_SKIP_UNUSABLE, NULL);
 		}
 	}
 }

@@ -34,8 +34,9 @@ static const char *const place_names[AKB_PLACE_NR] = {
 static struct {
 	int *cpus;
 	int n;
-	const char *why;
+	enum akb_skip why;	/* n == 0: why the class is absent */
 } place[AKB_PLACE_NR];
+static int nomem;		/* a class's CPU list could not be had */
 
 static int nr_pus, nr_cores;
 static char summary[512];
@@ -82,20 +83,18 @@ int akb_place_parse(const char *list, unsigned int *mask, char *err,
 	return 0;
 }
 
-static void set_place(enum akb_place p, const int *cpus, int n,
-		      const char *why)
+/* The class's CPUs, if there are enough; else it stays absent (why). */
+static void set_place(enum akb_place p, const int *cpus, int n)
 {
-	if (n >= 2 || (p == AKB_PLACE_SPREAD && n >= 1)) {
-		place[p].cpus = malloc(sizeof(int) * (size_t)n);
-		if (!place[p].cpus) {
-			place[p].why = "out of memory";
-			return;
-		}
-		memcpy(place[p].cpus, cpus, sizeof(int) * (size_t)n);
-		place[p].n = n;
-	} else {
-		place[p].why = why;
+	if (n < (p == AKB_PLACE_SPREAD ? 1 : 2))
+		return;
+	place[p].cpus = malloc(sizeof(int) * (size_t)n);
+	if (!place[p].cpus) {
+		nomem = 1;
+		return;
 	}
+	memcpy(place[p].cpus, cpus, sizeof(int) * (size_t)n);
+	place[p].n = n;
 }
 
 static void cpuinfo_model(void)
@@ -195,16 +194,20 @@ static void classes_hwloc(void)
 {
 	static int buf[AKB_MAX_CPUS];
 	hwloc_const_cpuset_t groups[AKB_MAX_CPUS];
+	hwloc_obj_type_t below = core_type;	/* what an LLC holds */
 	hwloc_obj_t o;
 	int i, l, n, llc = -1;
 	unsigned int k;
 
 	for (l = 0; l < NR_CACHE_LEVELS; l++)
-		if (hwloc_get_nbobjs_by_type(topo, cache_types[l]) > 0)
+		if (hwloc_get_nbobjs_by_type(topo, cache_types[l]) > 0) {
+			if (llc >= 0)
+				below = cache_types[llc];
 			llc = l;
+		}
 
 	/* smt: every PU of the first core that has more than one */
-	place[AKB_PLACE_SMT].why = "no SMT siblings here";
+	place[AKB_PLACE_SMT].why = AKB_SKIP_NO_SMT;
 	for (k = 0; (o = hwloc_get_obj_by_type(topo, core_type, k)); k++) {
 		hwloc_obj_t pu = NULL;
 
@@ -213,14 +216,13 @@ static void classes_hwloc(void)
 				topo, o->cpuset, HWLOC_OBJ_PU, pu)))
 			buf[n++] = (int)pu->os_index;
 		if (n >= 2) {
-			set_place(AKB_PLACE_SMT, buf, n, NULL);
+			set_place(AKB_PLACE_SMT, buf, n);
 			break;
 		}
 	}
 
 	/* core: cores sharing a cache below the last level */
-	place[AKB_PLACE_CORE].why =
-		"no cache below the last level is shared by two cores here";
+	place[AKB_PLACE_CORE].why = AKB_SKIP_NO_MID_CACHE;
 	for (l = 0; l < llc && !place[AKB_PLACE_CORE].n; l++)
 		for (k = 0; (o = hwloc_get_obj_by_type(topo, cache_types[l],
 						       k)); k++)
@@ -228,33 +230,30 @@ static void classes_hwloc(void)
 				n = groups_of(o->cpuset, core_type, groups,
 					      AKB_MAX_CPUS);
 				n = interleave(groups, n, buf);
-				set_place(AKB_PLACE_CORE, buf, n, NULL);
+				set_place(AKB_PLACE_CORE, buf, n);
 				break;
 			}
 
 	/* llc: cores sharing the last-level cache but no cache below it */
-	place[AKB_PLACE_LLC].why =
-		llc < 0 ? "hwloc reports no caches here"
-			: "no last-level cache is shared by two cores that share nothing below it";
+	place[AKB_PLACE_LLC].why = llc < 0 ? AKB_SKIP_NO_CACHES :
+					     AKB_SKIP_NO_LLC_PAIR;
 	for (k = 0; llc >= 0 &&
 		    (o = hwloc_get_obj_by_type(topo, cache_types[llc], k));
 	     k++) {
 		if (ncores_in(o->cpuset) < 2)
 			continue;
-		n = llc > 0 ? groups_of(o->cpuset, cache_types[llc - 1],
-					groups, AKB_MAX_CPUS)
-			    : groups_of(o->cpuset, core_type, groups,
-					AKB_MAX_CPUS);
+		/* the next cache level hwloc shows below it, else cores */
+		n = groups_of(o->cpuset, below, groups, AKB_MAX_CPUS);
 		if (n < 2)
 			continue;
 		n = interleave(groups, n, buf);
-		set_place(AKB_PLACE_LLC, buf, n, NULL);
+		set_place(AKB_PLACE_LLC, buf, n);
 		break;
 	}
 
 	/* package: one package, cores under different last-level caches */
-	place[AKB_PLACE_PACKAGE].why =
-		"no package has more than one last-level cache here";
+	place[AKB_PLACE_PACKAGE].why = llc < 0 ? AKB_SKIP_NO_CACHES :
+						 AKB_SKIP_ONE_LLC;
 	for (k = 0; llc >= 0 &&
 		    (o = hwloc_get_obj_by_type(topo, HWLOC_OBJ_PACKAGE, k));
 	     k++) {
@@ -263,11 +262,12 @@ static void classes_hwloc(void)
 		if (n < 2)
 			continue;
 		n = interleave(groups, n, buf);
-		set_place(AKB_PLACE_PACKAGE, buf, n, NULL);
+		set_place(AKB_PLACE_PACKAGE, buf, n);
 		break;
 	}
 
 	/* numa: cores on different NUMA nodes */
+	place[AKB_PLACE_NUMA].why = AKB_SKIP_ONE_NUMA;
 	n = 0;
 	for (k = 0; (o = hwloc_get_obj_by_type(topo, HWLOC_OBJ_NUMANODE, k)) &&
 		    n < AKB_MAX_CPUS; k++)
@@ -275,9 +275,7 @@ static void classes_hwloc(void)
 			groups[n++] = o->cpuset;
 	if (n >= 2) {
 		n = interleave(groups, n, buf);
-		set_place(AKB_PLACE_NUMA, buf, n, NULL);
-	} else {
-		place[AKB_PLACE_NUMA].why = "one NUMA node here";
+		set_place(AKB_PLACE_NUMA, buf, n);
 	}
 
 	/* spread: distinct cores across packages first, then siblings */
@@ -297,7 +295,7 @@ static void classes_hwloc(void)
 				buf[n++] = (int)pu->os_index;
 		}
 	}
-	set_place(AKB_PLACE_SPREAD, buf, n, "no PUs found");
+	set_place(AKB_PLACE_SPREAD, buf, n);
 }
 
 static void summary_hwloc(void)
@@ -340,6 +338,10 @@ static int init_hwloc(char *err, size_t errlen)
 	nr_cores = hwloc_get_nbobjs_by_type(topo, core_type);
 	snprintf(source, sizeof(source), "hwloc %s", HWLOC_VERSION);
 	classes_hwloc();
+	if (!place[AKB_PLACE_SPREAD].n) {
+		snprintf(err, errlen, "hwloc found no PUs");
+		return -1;
+	}
 	summary_hwloc();
 	m = hwloc_obj_get_info_by_name(hwloc_get_root_obj(topo), "CPUModel");
 	if (!m) {
@@ -355,7 +357,8 @@ static int init_hwloc(char *err, size_t errlen)
 }
 #endif /* AKB_HAVE_HWLOC */
 
-static int init_affinity(char *err, size_t errlen)
+/* Only spread, from the affinity mask; every other class absent (why). */
+static int init_affinity(enum akb_skip why, char *err, size_t errlen)
 {
 	static int buf[AKB_MAX_CPUS];
 	cpu_set_t set;
@@ -368,17 +371,38 @@ static int init_affinity(char *err, size_t errlen)
 	for (c = 0; c < CPU_SETSIZE && n < AKB_MAX_CPUS; c++)
 		if (CPU_ISSET(c, &set))
 			buf[n++] = c;
+	if (!n) {
+		snprintf(err, errlen, "no CPUs in the affinity mask");
+		return -1;
+	}
 	nr_pus = nr_cores = n;
-	set_place(AKB_PLACE_SPREAD, buf, n, "no CPUs in the affinity mask");
-	for (p = 0; p < AKB_PLACE_NR; p++)
-		if (p != AKB_PLACE_SPREAD)
-			place[p].why = "the topology is unknown: hwloc is not built in (install libhwloc-dev and reconfigure)";
-	snprintf(source, sizeof(source),
-		 "sched_getaffinity (hwloc not built in)");
+	for (p = 0; p < AKB_PLACE_NR; p++) {
+		free(place[p].cpus);	/* what hwloc found before it failed */
+		place[p].cpus = NULL;
+		place[p].n = 0;
+		place[p].why = why;
+	}
+	set_place(AKB_PLACE_SPREAD, buf, n);
+	snprintf(source, sizeof(source), "sched_getaffinity (hwloc %s)",
+		 why == AKB_SKIP_NO_HWLOC ? "not built in" : "failed");
 	snprintf(summary, sizeof(summary),
 		 "%d CPU(s) in the affinity mask; caches and SMT unknown", n);
 	cpuinfo_model();
 	return 0;
+}
+
+static int init(char *err, size_t errlen)
+{
+#ifdef AKB_HAVE_HWLOC
+	if (!init_hwloc(err, errlen))
+		return 0;
+	fprintf(stderr, "atomkit-bench: %s; placement from the affinity mask only\n",
+		err);
+	have_topo = 0;
+	return init_affinity(AKB_SKIP_HWLOC_FAILED, err, errlen);
+#else
+	return init_affinity(AKB_SKIP_NO_HWLOC, err, errlen);
+#endif
 }
 
 int akb_topo_init(char *err, size_t errlen)
@@ -388,22 +412,17 @@ int akb_topo_init(char *err, size_t errlen)
 	if (done)
 		return 0;
 	done = 1;
-#ifdef AKB_HAVE_HWLOC
-	if (!init_hwloc(err, errlen))
-		return 0;
-	fprintf(stderr, "atomkit-bench: %s; placement from the affinity mask only\n",
-		err);
-	have_topo = 0;
-#endif
-	return init_affinity(err, errlen);
+	if (init(err, errlen))
+		return -1;
+	if (nomem) {
+		snprintf(err, errlen, "out of memory for the placement classes");
+		return -1;
+	}
+	return 0;
 }
 
-int akb_place_cpus(enum akb_place p, const int **cpus, const char **why)
+int akb_place_cpus(enum akb_place p, const int **cpus, enum akb_skip *why)
 {
-	if (p >= AKB_PLACE_NR) {
-		*why = "no such placement class";
-		return 0;
-	}
 	*cpus = place[p].cpus;
 	*why = place[p].why;
 	return place[p].n;

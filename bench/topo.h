@@ -11,6 +11,8 @@
 
 #include <stddef.h>
 
+#include "skips.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -30,15 +32,18 @@ const char *akb_place_name(enum akb_place p);
 /* "smt,llc" or "all" into a mask of (1 << class); -1 and err if bad. */
 int akb_place_parse(const char *list, unsigned int *mask, char *err,
 		    size_t errlen);
-/* OS CPU numbers of a class in thread order; 0 and *why if absent. */
-int akb_place_cpus(enum akb_place p, const int **cpus, const char **why);
+/*
+ * OS CPU numbers of a class in thread order; 0 if absent, and *why is the
+ * documented skip that says why (bench/skips.h).
+ */
+int akb_place_cpus(enum akb_place p, const int **cpus, enum akb_skip *why);
 int akb_nr_pus(void);
 int akb_nr_cores(void);
 /* Binds the calling thread to one OS CPU and checks with sched_getcpu(). */
 int akb_pin_self(int cpu, char *err, size_t errlen);
 /* One line: packages, NUMA nodes, caches, cores, PUs, SMT. */
 const char *akb_topo_summary(void);
-/* "hwloc 2.9.0" or "sched_getaffinity (hwloc not built in)". */
+/* "hwloc 2.9.0", "sched_getaffinity (hwloc not built in)" or "(... failed)". */
 const char *akb_topo_source(void);
 /* The CPU model as hwloc or /proc/cpuinfo names it. */
 const char *akb_cpu_model(void);

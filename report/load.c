@@ -1205,10 +1205,13 @@ void md_text(const char *s)
 	}
 }
 
-/* A skip reason as "skipped: why": Google Benchmark's own may say it. */
+/*
+ * A skip reason as "skipped: why": Google Benchmark's own may say it, and
+ * a run that failed says "failed: what" (bench/skips.h).
+ */
 void md_skip(const char *why)
 {
-	if (!ak_has_prefix(why, "skipped"))
+	if (!ak_has_prefix(why, "skipped") && !ak_has_prefix(why, "failed: "))
 		fputs("skipped: ", stdout);
 	md_text(why);
 }

@@ -2,9 +2,11 @@
 # SPDX-License-Identifier: MIT
 # atomkit-bench's command line: bad input gets a clear message and exit
 # status 2, a short real run writes Google Benchmark JSON with labelled
-# units and the run context, and absent placement classes skip with a
-# reason.  TAP on stdout.  Under the cross rig AK_TEST_RUNNER holds the
-# qemu command line the program runs under.
+# units and the run context, absent placement classes skip with a reason,
+# and under any topology (synthetic ones given to hwloc) every absent
+# class's reason is one that --list-skips documents.  TAP on stdout.
+# Under the cross rig AK_TEST_RUNNER holds the qemu command line the
+# program runs under.
 set -u
 
 bench=./bench/atomkit-bench
@@ -13,7 +15,8 @@ n=0
 failed=0
 out=$(mktemp)
 err=$(mktemp)
-trap 'rm -f "$out" "$err"' EXIT
+skips=$(mktemp)
+trap 'rm -f "$out" "$err" "$skips"' EXIT
 
 ok() { n=$((n + 1)); echo "ok $n - $*"; }
 not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
@@ -117,19 +120,19 @@ for key in '"name": "slab/seq/slub-tid/size:64/manual_time"' \
 done
 
 # allocation failure (AK_SLAB_FAIL_MAPS: the slab cache maps one slab,
-# then no more) ends a run as skipped, also where threads wait for each
+# then no more) ends a run as failed, also where threads wait for each
 # other at barriers (remote free): no hang, no leak reported at destroy
 AK_SLAB_FAIL_MAPS=1 timeout 300 $run "$bench" \
 	--benchmark_filter='^slab/(remote/array/size:4096|conc/array/placement:spread/size:4096/manual_time/threads:2|seq/rseq-list/size:4096)(/|$)' \
 	$short >"$out" 2>"$err"
 rc=$?
 runs=$(grep -c '^slab/' "$out")
-failed_runs=$(grep -c "^slab/.*skipped: allocation failed" "$out")
+failed_runs=$(grep -c "^slab/.*failed: an allocation returned NULL" "$out")
 if [ "$rc" -eq 0 ] && [ "$runs" -eq 3 ] && [ "$failed_runs" -eq 3 ] &&
 	! grep -q 'objects left in the cache' "$out"; then
-	ok "slab runs out of memory: 3 of 3 skipped, 'allocation failed'"
+	ok "slab runs out of memory: 3 of 3 failed, 'an allocation returned NULL'"
 else
-	not_ok "slab runs out of memory: exit $rc, $failed_runs of $runs skipped: $(head -c 300 "$out") $(head -c 300 "$err")"
+	not_ok "slab runs out of memory: exit $rc, $failed_runs of $runs failed: $(head -c 300 "$out") $(head -c 300 "$err")"
 fi
 
 # the list of classes, and a class the machine lacks skips with a reason
@@ -152,6 +155,64 @@ else
 	else
 		not_ok "--placement=$absent: $(head -c 300 "$out") $(head -c 300 "$err")"
 	fi
+fi
+
+# the documented skips: a closed set, one a line, in the format
+# bench/skips.h gives ("skipped: TEXT[: DETAIL]": no ": " inside a text)
+bench --list-skips
+rc=$?
+cp "$out" "$skips"
+if [ "$rc" -eq 0 ] && [ -s "$skips" ] &&
+	[ "$(sort -u "$skips" | wc -l)" -eq "$(wc -l <"$skips")" ] &&
+	! grep -q ': \|["\\]\|^$' "$skips"; then
+	ok "--list-skips: $(wc -l <"$skips") reasons, distinct, none with ': '"
+else
+	not_ok "--list-skips: exit $rc: $(head -c 300 "$skips") $(head -c 300 "$err")"
+fi
+bench --help
+if grep -q -- '--list-skips' "$out"; then
+	ok "--help names --list-skips"
+else
+	not_ok "--help does not name --list-skips"
+fi
+
+# Every topology: given a synthetic one (HWLOC_SYNTHETIC, which reaches
+# the program under qemu-user too), --list-placements takes it, finds the
+# classes it has, and names each absent class's reason from --list-skips.
+# synthetic TOPOLOGY PUS CLASSES...
+synthetic() {
+	topo=$1 pus=$2
+	shift 2
+	HWLOC_SYNTHETIC=$topo $run "$bench" --list-placements >"$out" 2>"$err"
+	rc=$?
+	have=$(sed -n 's/^\([a-z]*\) *CPUs .*/\1/p' "$out" | tr '\n' ' ')
+	bad=$(sed -n 's/^[a-z]* *absent: //p' "$out" | grep -vxF -f "$skips")
+	if [ "$rc" -ne 0 ]; then
+		not_ok "topology '$topo': exit $rc: $(head -c 300 "$err")"
+	elif ! grep -q "^topology (hwloc .* $pus PU(s)," "$out"; then
+		not_ok "topology '$topo' not taken: $(grep '^topology' "$out")"
+	elif [ -n "$bad" ]; then
+		not_ok "topology '$topo': reason not in --list-skips: $bad"
+	elif [ "$have" != "$* " ]; then
+		not_ok "topology '$topo': classes '$have', want '$* '"
+	else
+		ok "topology '$topo': classes $*; every absent one's reason documented"
+	fi
+}
+
+bench --list-placements
+if ! grep -q '^topology (hwloc ' "$out"; then
+	skip "synthetic topologies" "hwloc not built in (libhwloc-dev)"
+else
+	synthetic "pack:1 l3:1 core:2 pu:1" 2 llc spread	# Intel VM
+	synthetic "pack:1 core:2 pu:1" 2 spread		# no cache shown
+	synthetic "pack:1 l3:2 l2:1 l1d:1 core:1 pu:1" 2 \
+		package spread				# AMD VM
+	synthetic "pack:1 l3:1 l2:4 core:1 pu:2" 8 smt llc spread
+	synthetic "pack:2 l3:1 core:2 pu:2" 8 smt llc spread
+	synthetic "pack:1 l3:2 l2:2 core:2 pu:1" 8 core llc package spread
+	synthetic "numa:2 pack:1 l3:1 core:2 pu:1" 4 llc numa spread
+	synthetic "pu:2" 2 spread			# no cores (Power7)
 fi
 
 echo "1..$n"
