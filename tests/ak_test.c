@@ -70,6 +70,54 @@ unsigned long ak_test_iters(unsigned long dflt)
 	return dflt * pct / 100 ? dflt * pct / 100 : 1;
 }
 
+bool ak_test_require_rseq(void)
+{
+	const char *s = getenv("AK_TEST_REQUIRE_RSEQ");
+
+	return s && !strcmp(s, "1");
+}
+
+/* Whether AK_TEST_MODES (a comma-separated list of mode names) names m. */
+static bool mode_selected(enum ak_percpu_mode m)
+{
+	const char *s = getenv("AK_TEST_MODES"), *name;
+	size_t len;
+
+	if (!s || !*s)
+		return true;
+	name = ak_percpu_mode_name(m);
+	len = strlen(name);
+	while (*s) {
+		if (!strncmp(s, name, len) && (s[len] == ',' || !s[len]))
+			return true;
+		s = strchr(s, ',');
+		if (!s)
+			break;
+		s++;
+	}
+	return false;
+}
+
+const char *ak_test_mode_skip(enum ak_percpu_mode m)
+{
+	static char buf[160];
+	const char *why = NULL;
+
+	if (!mode_selected(m)) {
+		snprintf(buf, sizeof(buf), "mode not selected (AK_TEST_MODES=%s)",
+			 getenv("AK_TEST_MODES"));
+		return buf;
+	}
+	if (ak_percpu_mode_available(m, &why))
+		return NULL;
+	if (m <= AK_PERCPU_RSEQ_MM_CID && ak_test_require_rseq()) {
+		printf("# mode %s required (AK_TEST_REQUIRE_RSEQ=1), but %s\n",
+		       ak_percpu_mode_name(m), why ? why : "unavailable");
+		return NULL;
+	}
+	return why ? why : "unavailable";
+}
+
 int ak_test_run_child(const char *group, const struct CMUnitTest *tests,
 		      size_t n, const char *skip_why,
 		      int (*setup)(void *arg), void *arg,

@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include <atomkit/percpu.h>
 
 #define AK_TEST(fn)		cmocka_unit_test(fn)
 #define AK_ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
@@ -47,6 +48,19 @@ int ak_test_run_child(const char *group, const struct CMUnitTest *tests,
 		      size_t n, const char *skip_why,
 		      int (*setup)(void *arg), void *arg,
 		      unsigned int *ntests);
+
+/*
+ * The reason to report a group in per-CPU mode m as skipped, or NULL to
+ * run it.  AK_TEST_MODES=name,name... runs only the modes it names (the
+ * system rig runs the slab suite in the rseq modes alone: qemu-user and
+ * the native run cover the rest).  With AK_TEST_REQUIRE_RSEQ=1 in the environment (the system
+ * rig, on real kernels) an rseq mode is never skipped: a mode that cannot
+ * be had then fails its group's set-up, with the reason on stdout.
+ */
+const char *ak_test_mode_skip(enum ak_percpu_mode m);
+
+/* Whether AK_TEST_REQUIRE_RSEQ=1 asks that the rseq modes really run. */
+bool ak_test_require_rseq(void);
 
 /* Run tests[0..n), print TAP, return 0 if none failed. */
 int ak_test_main(const char *group, const struct CMUnitTest *tests, size_t n);

@@ -486,14 +486,27 @@ static void parray_swap(int self)
 						a) ? a : NULL;
 }
 
-/* The bulk sections: up to *n at once; how many moved (0: none). */
+/*
+ * The bulk sections: up to *n at once; how many moved (0: none).  Their
+ * aborts are counted apart too (bulk_aborts), so that the stress build
+ * can show that these sections, not only their neighbours, restart.
+ */
+static unsigned long bulk_aborts;
+
+static int count_bulk_abort(int rc)
+{
+	if (rc < 0)
+		__atomic_fetch_add(&bulk_aborts, 1, __ATOMIC_RELAXED);
+	return rc;
+}
+
 static unsigned long parray_pop_n(void **dst, unsigned long n)
 {
 	(void)dst;	/* unused where the arch has no rseq */
-	if (__ak_rseq_run_at(mode, parrays,
+	if (__ak_rseq_run_at(mode, parrays, count_bulk_abort(
 			     ak_arch_rseq_array_ptr_pop_n_at(rs, start, field,
 							     &base, &stride,
-							     dst, &n)))
+							     dst, &n))))
 		return 0;
 	return n;
 }
@@ -501,11 +514,11 @@ static unsigned long parray_pop_n(void **dst, unsigned long n)
 static unsigned long parray_push_n(void *const *src, unsigned long n)
 {
 	(void)src;	/* unused where the arch has no rseq */
-	if (__ak_rseq_run_at(mode, parrays,
+	if (__ak_rseq_run_at(mode, parrays, count_bulk_abort(
 			     ak_arch_rseq_array_ptr_push_n_at(rs, start, field,
 							      &base, &stride,
 							      ARRAY_LIMIT, src,
-							      &n)))
+							      &n))))
 		return 0;
 	return n;
 }
@@ -720,10 +733,12 @@ static void test_aborts_taken(void **state)
 	print_message("# %lu in the array sections\n", ak_rseq_aborts() - before);
 	assert_true(ak_rseq_aborts() > before);
 	before = ak_rseq_aborts();
+	bulk_aborts = 0;
 	pool_test(POOL_ARRAY_PTR, SIGNALS);
-	print_message("# %lu in the array_ptr sections\n",
-		      ak_rseq_aborts() - before);
+	print_message("# %lu in the array_ptr sections, %lu of them in the bulk (_n) ones\n",
+		      ak_rseq_aborts() - before, bulk_aborts);
 	assert_true(ak_rseq_aborts() > before);
+	assert_true(bulk_aborts > 0);
 }
 #endif
 
@@ -793,23 +808,42 @@ static void test_registration_fork(void **state)
 
 static char *self_exe;
 
-/* Run this test again with glibc's registration off: we must register. */
+/*
+ * Run this test again with glibc's registration off: we must register.
+ * No shell: the system rig's guests have none.
+ */
 static void test_registration_tunable(void **state)
 {
-	char cmd[4096];
-	int rc;
+	char env_mode[64];
+	char *argv[] = { self_exe, "--registration-child", NULL };
+	char *envp[] = { "GLIBC_TUNABLES=glibc.pthread.rseq=0", env_mode,
+			 NULL, NULL };
+	const char *lib = getenv("LD_LIBRARY_PATH");
+	char env_lib[1024];
+	int status;
+	pid_t pid;
 
 	(void)state;
 	need_rseq();
 	if (strcmp(ak_rseq_owner(), "glibc"))
 		ak_skip("glibc does not register rseq here (owner: %s)",
 			ak_rseq_owner());
-	snprintf(cmd, sizeof(cmd),
-		 "GLIBC_TUNABLES=glibc.pthread.rseq=0 AK_PERCPU_MODE=%s '%s' --registration-child",
-		 ak_percpu_mode_name(mode), self_exe);
-	rc = system(cmd);
-	assert_true(WIFEXITED(rc));
-	assert_int_equal(WEXITSTATUS(rc), 0);
+	snprintf(env_mode, sizeof(env_mode), "AK_PERCPU_MODE=%s",
+		 ak_percpu_mode_name(mode));
+	if (lib) {
+		snprintf(env_lib, sizeof(env_lib), "LD_LIBRARY_PATH=%s", lib);
+		envp[2] = env_lib;
+	}
+	fflush(NULL);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		execve(self_exe, argv, envp);
+		_exit(127);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
 }
 
 static int registration_child(void)
@@ -833,6 +867,13 @@ static void test_mode_reported(void **state)
 	assert_int_equal(ak_percpu_mode(), mode);
 	print_message("# mode %s, %u copies, rseq owner %s\n",
 		      ak_percpu_mode_name(mode), ak_nr_cpus(), ak_rseq_owner());
+	/* on a real kernel the rseq modes must run on a registered area */
+	if (mode <= AK_PERCPU_RSEQ_MM_CID && ak_test_require_rseq()) {
+		assert_true(!strcmp(ak_rseq_owner(), "glibc") ||
+			    !strcmp(ak_rseq_owner(), "atomkit"));
+		assert_true(ak_rseq_thread()->cpu_id <
+			    AK_RSEQ_CPU_ID_REGISTRATION_FAILED);
+	}
 }
 
 static const struct CMUnitTest tests[] = {
@@ -873,12 +914,10 @@ static int set_mode(void *arg)
 static int run_mode(enum ak_percpu_mode m, unsigned int *ntests)
 {
 	char group[64];
-	const char *why = NULL;
 
 	snprintf(group, sizeof(group), "percpu[%s]", ak_percpu_mode_name(m));
 	return ak_test_run_child(group, tests, AK_ARRAY_SIZE(tests),
-				 ak_percpu_mode_available(m, &why) ? NULL : why,
-				 set_mode, &m, ntests);
+				 ak_test_mode_skip(m), set_mode, &m, ntests);
 }
 
 int main(int argc, char **argv)

@@ -1190,12 +1190,10 @@ static int set_mode(void *arg)
 static int run_mode(enum ak_percpu_mode m, unsigned int *ntests)
 {
 	char group[64];
-	const char *why = NULL;
 
 	snprintf(group, sizeof(group), "slab[%s]", ak_percpu_mode_name(m));
 	return ak_test_run_child(group, tests, ntests_built,
-				 ak_percpu_mode_available(m, &why) ? NULL : why,
-				 set_mode, &m, ntests);
+				 ak_test_mode_skip(m), set_mode, &m, ntests);
 }
 
 int main(int argc, char **argv)
