@@ -280,7 +280,11 @@ __ak_inline int ak_arch_rseq_array_ptr_pop(struct ak_rseq_abi *rs,
  * returned when there were none, or no room).  Pop moves the newest
  * min(*n, count) to dst in their order in the array; push appends
  * min(*n, limit - count) of src.  [a] array, [t] count, [k] *n, [x] [i]
- * [r] scratch; [p] ptr, [d] dst or [s] src, [l] limit.
+ * [r] scratch; [p] ptr, [d] dst or [s] src, [l] limit.  [i], the copy's
+ * index, is stepped with an add-immediate, so it takes the address
+ * constraint: on ppc64 "addi rX, r0, 8" reads r0 as zero, and an index
+ * given r0 stuck at 8 and looped until the kernel aborted the section,
+ * again on every retry (found by the system rig, doc/testing.md).
  */
 __ak_inline int ak_arch_rseq_array_ptr_pop_n(struct ak_rseq_abi *rs,
 					     const uint32_t *field,
@@ -297,7 +301,8 @@ __ak_inline int ak_arch_rseq_array_ptr_pop_n(struct ak_rseq_abi *rs,
 		__AK_ARCH_RSEQ_EXIT
 		: __AK_ARCH_RSEQ_OUT, [a] "=&" __AK_ARCH_RSEQ_B (a),
 		  [t] "=&" __AK_ARCH_RSEQ_B (t), [k] "+&r"(k),
-		  [x] "=&" __AK_ARCH_RSEQ_B (x), [i] "=&r"(i), [r] "=&r"(r)
+		  [x] "=&" __AK_ARCH_RSEQ_B (x),
+		  [i] "=&" __AK_ARCH_RSEQ_B (i), [r] "=&r"(r)
 		: __AK_ARCH_RSEQ_IN, [p] __AK_ARCH_RSEQ_B (ptr),
 		  [d] __AK_ARCH_RSEQ_B (dst)
 		: __AK_ARCH_RSEQ_CLOBBER);
@@ -323,7 +328,8 @@ __ak_inline int ak_arch_rseq_array_ptr_push_n(struct ak_rseq_abi *rs,
 		__AK_ARCH_RSEQ_EXIT
 		: __AK_ARCH_RSEQ_OUT, [a] "=&" __AK_ARCH_RSEQ_B (a),
 		  [t] "=&" __AK_ARCH_RSEQ_B (t), [k] "+&r"(k),
-		  [x] "=&" __AK_ARCH_RSEQ_B (x), [i] "=&r"(i), [r] "=&r"(r)
+		  [x] "=&" __AK_ARCH_RSEQ_B (x),
+		  [i] "=&" __AK_ARCH_RSEQ_B (i), [r] "=&r"(r)
 		: __AK_ARCH_RSEQ_IN, [p] __AK_ARCH_RSEQ_B (ptr),
 		  [l] "r"(limit), [s] __AK_ARCH_RSEQ_B (src)
 		: __AK_ARCH_RSEQ_CLOBBER);
