@@ -852,7 +852,12 @@ ak_kmem_cache_create_args(const char *name, size_t size, size_t align,
 		return NULL;
 	}
 	slab_size = args->slab_size ? args->slab_size : AK_SLAB_DEFAULT_SIZE;
-	if (!is_pow2(slab_size) || slab_size < 4096 || slab_size > (1u << 20)) {
+	/*
+	 * A slab is mapped on its own, aligned to its size: no smaller than
+	 * a page (64 KiB on many arm64 and ppc64 kernels), as the kernel's.
+	 */
+	if (!is_pow2(slab_size) || slab_size < 4096 || slab_size > (1u << 20) ||
+	    slab_size < (size_t)sysconf(_SC_PAGESIZE)) {
 		errno = EINVAL;
 		return NULL;
 	}

@@ -894,6 +894,14 @@ static void test_stats(void **state)
 
 /* ---- where a slot's objects come from (home-list designs) ---- */
 
+/* The smallest slab a cache takes: 4 KiB, or the page if larger. */
+static unsigned int small_slab(void)
+{
+	long page = sysconf(_SC_PAGESIZE);
+
+	return page > 4096 ? (unsigned int)page : 4096;
+}
+
 #ifndef AK_SLAB_STRESS
 
 /*
@@ -938,14 +946,14 @@ static bool in_others_slabs(const struct other_slot *o, const void *p)
 }
 
 /*
- * 4 KiB slabs of 16 objects; sheaves of 4, two full ones per shard.
+ * Small slabs of 16 objects; sheaves of 4, two full ones per shard.
  * Needs one slot per thread, which only the per-thread mode promises.
  */
 static struct ak_kmem_cache *other_slot_start(struct other_slot *o,
 					      enum ak_slab_fastpath d,
 					      pthread_t *t)
 {
-	struct ak_kmem_cache_args args = { .slab_size = 4096,
+	struct ak_kmem_cache_args args = { .slab_size = small_slab(),
 					   .max_objects = 16,
 					   .array_limit = 4,
 					   .sheaf_capacity = 4,
@@ -1080,12 +1088,21 @@ static void test_bad_input(void **state)
 	assert_int_equal(ak_slab_fastpath_parse("nope"), -1);
 	assert_null(ak_slab_fastpath_name(AK_SLAB_NR_FASTPATHS));
 	assert_int_equal(ak_kmem_cache_destroy(NULL), 0);
+	/* a slab below the page size (64 KiB kernels): refused, not mapped */
+	if (small_slab() > 4096) {
+		struct ak_kmem_cache_args half = { .slab_size = small_slab() / 2 };
+
+		errno = 0;
+		assert_null(ak_kmem_cache_create_args("x", 64, 0, 0,
+						      AK_SLAB_SLUB_TID, &half));
+		assert_int_equal(errno, EINVAL);
+	}
 }
 
 /* A small slab with few objects: the slab layer's edges get exercised. */
 static void test_small_slabs(void **state)
 {
-	struct ak_kmem_cache_args args = { .slab_size = 4096,
+	struct ak_kmem_cache_args args = { .slab_size = small_slab(),
 					   .max_objects = 5,
 					   .array_limit = 4,
 					   .sheaf_capacity = 3,

@@ -67,8 +67,9 @@ struct ak_kmem_cache;
 
 /*
  * Tuning a benchmark may want; zero fields take the defaults.  slab_size
- * is a power of two from 4 KiB to 1 MiB; ak_kfree() takes objects only of
- * caches with the default slab size.
+ * is a power of two from 4 KiB, and at least the page size, to 1 MiB
+ * (else EINVAL); ak_kfree() takes objects only of caches with the default
+ * slab size.
  */
 struct ak_kmem_cache_args {
 	unsigned int slab_size;		/* bytes per slab */
