@@ -244,9 +244,19 @@ static void classes_hwloc(void)
 			continue;
 		/* the next cache level hwloc shows below it, else cores */
 		n = groups_of(o->cpuset, below, groups, AKB_MAX_CPUS);
+		n = n < 2 ? 0 : interleave(groups, n, buf);
+		if (n < 2) {
+			/*
+			 * That level's caches are smaller than a core (qemu
+			 * gives each thread an L2 of its own) and hold no
+			 * whole core: the cores share nothing below the LLC.
+			 */
+			n = groups_of(o->cpuset, core_type, groups,
+				      AKB_MAX_CPUS);
+			n = n < 2 ? 0 : interleave(groups, n, buf);
+		}
 		if (n < 2)
 			continue;
-		n = interleave(groups, n, buf);
 		set_place(AKB_PLACE_LLC, buf, n);
 		break;
 	}

@@ -210,6 +210,8 @@ else
 		package spread				# AMD VM
 	synthetic "pack:1 l3:1 l2:4 core:1 pu:2" 8 smt llc spread
 	synthetic "pack:2 l3:1 core:2 pu:2" 8 smt llc spread
+	# qemu's x86 TCG guest: an L2 per thread, below the core
+	synthetic "pack:2 l3:1 core:2 l2:2 l1d:1 pu:1" 8 smt llc spread
 	synthetic "pack:1 l3:2 l2:2 core:2 pu:1" 8 core llc package spread
 	synthetic "numa:2 pack:1 l3:1 core:2 pu:1" 4 llc numa spread
 	synthetic "pu:2" 2 spread			# no cores (Power7)
