@@ -35,19 +35,6 @@ else
 	not_ok "--list-skips: exit $rc, none listed: $(head -c 300 "$out/skips.err")"
 fi
 
-# undocumented JSON: the error messages in JSON that are no documented skip
-undocumented() {
-	sed -n 's/.*"error_message": *"\(.*\)".*/\1/p' "$1" |
-	awk -v skips="$out/skips" '
-	BEGIN { while ((getline r <skips) > 0) why[++n] = "skipped: " r }
-	{
-		for (i = 1; i <= n; i++)
-			if ($0 == why[i] || index($0, why[i] ": ") == 1)
-				next
-		print
-	}'
-}
-
 "$srcdir/scripts/run-bench" --quick --bench "$bench" --machine test \
 	--out "$out/set" >"$out/log" 2>&1
 rc=$?
@@ -69,7 +56,7 @@ for s in harness uncontended percpu casfail contention cacheline xcheck slab; do
 	else
 		not_ok "suite $s: JSON truncated or without its unit"
 	fi
-	bad=$(undocumented "$j" | head -n 3)
+	bad=$("$srcdir/scripts/skip-check" "$out/skips" "$j" | head -n 3)
 	if [ -z "$bad" ]; then
 		ok "suite $s: no benchmark failed"
 	else
