@@ -189,6 +189,29 @@ static unsigned long papi_thread_id(void)
 	return (unsigned long)pthread_self();
 }
 
+/*
+ * PAPI's error, and why its perf_event component is disabled if it is:
+ * "Component containing event is disabled" alone does not tell a user
+ * whether the kernel, the PMU model or the permissions are missing.
+ */
+static const char *papi_reason(int e)
+{
+	static char buf[PAPI_MAX_STR_LEN + PAPI_HUGE_STR_LEN];
+	int c, n = PAPI_num_components();
+
+	snprintf(buf, sizeof(buf), "%s", PAPI_strerror(e));
+	for (c = 0; c < n; c++) {
+		const PAPI_component_info_t *ci = PAPI_get_component_info(c);
+
+		if (ci && ci->disabled && !strcmp(ci->name, "perf_event")) {
+			snprintf(buf, sizeof(buf), "%s (perf_event: %s)",
+				 PAPI_strerror(e), ci->disabled_reason);
+			break;
+		}
+	}
+	return buf;
+}
+
 /* Each thread counts its own cycles: one event set per thread. */
 static int papi_thread_start(const char **why)
 {
@@ -219,7 +242,7 @@ fail_set:
 	papi_set = -1;
 fail:
 	if (why)
-		*why = PAPI_strerror(e);
+		*why = papi_reason(e);
 	return -1;
 }
 
