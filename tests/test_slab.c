@@ -726,10 +726,20 @@ static int oom_child(enum ak_slab_fastpath fp, unsigned int flags)
 							       sizeof(*b));
 	struct rlimit old, rl;
 	size_t n = 0, i;
+	cpu_set_t one;
 	void *probe;
 	long live;
 
 	(void)flags;
+	/*
+	 * On one CPU: "what is freed under the cap can be had again" holds
+	 * for the CPU that freed it.  A migration between that free and the
+	 * allocation after it would leave the object in the first CPU's
+	 * slab and ask the second for a new one, which the cap refuses.
+	 */
+	CPU_ZERO(&one);
+	CPU_SET(sched_getcpu() < 0 ? 0 : sched_getcpu(), &one);
+	sched_setaffinity(0, sizeof(one), &one);
 	CHILD_CHECK(s && p && b);
 	for (; n < 100; n++) {
 		p[n] = ak_kmem_cache_alloc(s, 0);
