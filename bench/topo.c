@@ -199,12 +199,22 @@ static void classes_hwloc(void)
 	int i, l, n, llc = -1;
 	unsigned int k;
 
-	for (l = 0; l < NR_CACHE_LEVELS; l++)
-		if (hwloc_get_nbobjs_by_type(topo, cache_types[l]) > 0) {
-			if (llc >= 0)
-				below = cache_types[llc];
-			llc = l;
-		}
+	/*
+	 * below: the deepest level under the LLC whose caches hold whole
+	 * cores.  A level with more caches than there are cores is per
+	 * thread (qemu gives each x86 thread its own L2) and groups no core.
+	 */
+	for (l = 0; l < NR_CACHE_LEVELS; l++) {
+		int nb = hwloc_get_nbobjs_by_type(topo, cache_types[l]);
+
+		if (nb <= 0)
+			continue;
+		if (llc >= 0 &&
+		    hwloc_get_nbobjs_by_type(topo, cache_types[llc]) <=
+		    hwloc_get_nbobjs_by_type(topo, core_type))
+			below = cache_types[llc];
+		llc = l;
+	}
 
 	/* smt: every PU of the first core that has more than one */
 	place[AKB_PLACE_SMT].why = AKB_SKIP_NO_SMT;
@@ -242,21 +252,11 @@ static void classes_hwloc(void)
 	     k++) {
 		if (ncores_in(o->cpuset) < 2)
 			continue;
-		/* the next cache level hwloc shows below it, else cores */
+		/* the next cache level below it that holds cores, else cores */
 		n = groups_of(o->cpuset, below, groups, AKB_MAX_CPUS);
-		n = n < 2 ? 0 : interleave(groups, n, buf);
-		if (n < 2) {
-			/*
-			 * That level's caches are smaller than a core (qemu
-			 * gives each thread an L2 of its own) and hold no
-			 * whole core: the cores share nothing below the LLC.
-			 */
-			n = groups_of(o->cpuset, core_type, groups,
-				      AKB_MAX_CPUS);
-			n = n < 2 ? 0 : interleave(groups, n, buf);
-		}
 		if (n < 2)
 			continue;
+		n = interleave(groups, n, buf);
 		set_place(AKB_PLACE_LLC, buf, n);
 		break;
 	}
