@@ -67,7 +67,9 @@ int ak_test_main(const char *group, const struct CMUnitTest *tests, size_t n);
 
 /*
  * Iteration counts: the issue-sized defaults, scaled by AK_TEST_SCALE (a
- * percentage, for quick local runs; CI leaves it unset).
+ * percentage). CI runs the README's `make check` at 100 and scales down
+ * only the runs that repeat it (generic-only, distcheck, qemu-user):
+ * .ci/run and doc/testing.md, "Time".
  */
 unsigned long ak_test_iters(unsigned long dflt);
 
