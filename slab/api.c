@@ -317,14 +317,14 @@ void ak_kmem_cache_free(struct ak_kmem_cache *s, void *p)
 static __attribute__((noinline)) void *
 alloc_aborted(struct ak_kmem_cache *s, ak_gfp_t flags)
 {
-	__ak_rseq_count_abort();
+	ak_rseq_count_abort();
 	return alloc_general(s, flags);
 }
 
 static __attribute__((noinline)) void free_aborted(struct ak_kmem_cache *s,
 						   void *p)
 {
-	__ak_rseq_count_abort();
+	ak_rseq_count_abort();
 	free_general(s, p);
 }
 
@@ -332,24 +332,25 @@ __ak_inline int array_pop_at(struct ak_kmem_cache *s, struct ak_rseq_abi *rs,
 			     const uint32_t *start, const uint32_t *field,
 			     void **fp)
 {
-	return ak_arch_rseq_array_pop_at(rs, start, field, &s->cpu,
-					 &s->cpu_stride, fp);
+	(void)start;
+	return ak_rseq_array_pop(rs, field, &s->cpu, &s->cpu_stride, fp);
 }
 
 __ak_inline int array_push_at(struct ak_kmem_cache *s, struct ak_rseq_abi *rs,
 			      const uint32_t *start, const uint32_t *field,
 			      void *fp)
 {
-	return ak_arch_rseq_array_push_at(rs, start, field, &s->cpu,
-					  &s->cpu_stride, s->array_limit, fp);
+	(void)start;
+	return ak_rseq_array_push(rs, field, &s->cpu, &s->cpu_stride,
+				  s->array_limit, fp);
 }
 
 __ak_inline int list_pop_at(struct ak_kmem_cache *s, struct ak_rseq_abi *rs,
 			    const uint32_t *start, const uint32_t *field,
 			    void **fp)
 {
-	return ak_arch_rseq_list_pop_at(rs, start, field, &s->cpu,
-					&s->cpu_stride, fp);
+	(void)start;
+	return ak_rseq_list_pop(rs, field, &s->cpu, &s->cpu_stride, fp);
 }
 
 __ak_inline int list_push_at(struct ak_kmem_cache *s, struct ak_rseq_abi *rs,
@@ -362,8 +363,7 @@ __ak_inline int list_push_at(struct ak_kmem_cache *s, struct ak_rseq_abi *rs,
 	/* the owner check, as list_free: a hint, so read outside */
 	if (__atomic_load_n(&c->slab, __ATOMIC_RELAXED) != fp_slab(s, fp))
 		return 1;
-	return ak_arch_rseq_list_push_at(rs, start, field, &s->cpu,
-					 &s->cpu_stride, fp);
+	return ak_rseq_list_push(rs, field, &s->cpu, &s->cpu_stride, fp);
 }
 
 /* sheaf: main, at +0 of the slot, popped and pushed in place */
@@ -371,27 +371,27 @@ __ak_inline int sheaf_pop_at(struct ak_kmem_cache *s, struct ak_rseq_abi *rs,
 			     const uint32_t *start, const uint32_t *field,
 			     void **fp)
 {
-	return ak_arch_rseq_array_ptr_pop_at(rs, start, field, &s->cpu,
-					     &s->cpu_stride, fp);
+	(void)start;
+	return ak_rseq_array_ptr_pop(rs, field, &s->cpu, &s->cpu_stride, fp);
 }
 
 __ak_inline int sheaf_push_at(struct ak_kmem_cache *s, struct ak_rseq_abi *rs,
 			      const uint32_t *start, const uint32_t *field,
 			      void *fp)
 {
-	return ak_arch_rseq_array_ptr_push_at(rs, start, field, &s->cpu,
-					      &s->cpu_stride, s->sheaf_cap,
-					      fp);
+	(void)start;
+	return ak_rseq_array_ptr_push(rs, field, &s->cpu, &s->cpu_stride,
+				      s->sheaf_cap, fp);
 }
 
 /*
  * A design's entry points in one mode: the id's fields at fixed offsets.
- * __ak_rseq_area is NULL until the thread's first general per-CPU op.
+ * ak_rseq_area() is NULL until the thread's first general per-CPU op.
  */
 #define RSEQ_ENTRIES(name, design, start, field)			\
 static void *name##_alloc(struct ak_kmem_cache *s, ak_gfp_t flags)	\
 {									\
-	struct ak_rseq_abi *rs = __ak_rseq_area;			\
+	struct ak_rseq_abi *rs = ak_rseq_area();			\
 	void *p;							\
 	int rc;								\
 									\
@@ -406,7 +406,7 @@ static void *name##_alloc(struct ak_kmem_cache *s, ak_gfp_t flags)	\
 }									\
 static void name##_free(struct ak_kmem_cache *s, void *p)		\
 {									\
-	struct ak_rseq_abi *rs = __ak_rseq_area;			\
+	struct ak_rseq_abi *rs = ak_rseq_area();			\
 	int rc;								\
 									\
 	if (ak_unlikely(!p || !rs))					\
@@ -439,7 +439,7 @@ void slab_entry_init(struct ak_kmem_cache *s)
 	s->alloc = alloc_general;
 	s->free = free_general;
 #ifdef SLAB_RSEQ_ENTRIES
-	if (!__AK_RSEQ_MODE(s->mode))
+	if (!ak_percpu_mode_is_rseq(s->mode))
 		return;
 	if (s->kind == K_ARRAY) {
 		s->alloc = mm ? array_mm_cid_alloc : array_rseq_alloc;

@@ -314,28 +314,8 @@ static inline struct ak_slab *fp_slab(const struct ak_kmem_cache *s, void *p)
 __ak_inline void slab_stat(struct ak_kmem_cache *s, enum ak_slab_stat i,
 			     uint64_t n)
 {
-	enum ak_percpu_mode m = s->mode;
-	uint64_t *c, old;
-
-	if (!n)
-		return;
-	if (__AK_RSEQ_MODE(m)) {
-		/* one rseq add on the copy of the CPU we run on */
-		(void)__ak_rseq_run(m, c, s->stats,
-				    ak_arch_rseq_add64(rs, field, cpu, &c[i], n,
-						       &old));
-		return;
-	}
-	c = ak_per_cpu_ptr(s->stats, __ak_this_slot(m));
-	if (m == AK_PERCPU_THREAD) {
-		/* the thread's own copy, and no signal handler calls in */
-		__atomic_store_n(&c[i], __atomic_load_n(&c[i],
-							__ATOMIC_RELAXED) + n,
-				 __ATOMIC_RELAXED);
-		return;
-	}
-	(void)old;
-	ak_fetch_add_relaxed(&c[i], n);	/* any thread may share the copy */
+	if (n)
+		ak_this_cpu_add_elem64(s->stats, i, n);
 }
 
 /*

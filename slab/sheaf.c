@@ -53,7 +53,7 @@ static struct barn_shard *shard(struct ak_kmem_cache *s, unsigned int i)
 
 static unsigned int this_slot(struct ak_kmem_cache *s)
 {
-	return __ak_this_slot(s->mode) % s->nr_home;
+	return ak_percpu_this_slot(s->mode) % s->nr_home;
 }
 
 static struct barn_shard *own_shard(struct ak_kmem_cache *s)
@@ -414,31 +414,12 @@ static struct sheaf *take_main(struct ak_kmem_cache *s)
  */
 static size_t main_pop_n(struct ak_kmem_cache *s, size_t n, void **fps)
 {
-	unsigned long k = n;
-
-	(void)fps;	/* unused where the arch has no rseq */
-	if (!__AK_RSEQ_MODE(s->mode) ||
-	    __ak_rseq_run_at(s->mode, s->cpu,
-			     ak_arch_rseq_array_ptr_pop_n_at(rs, start, field,
-							     &base, &stride,
-							     fps, &k)))
-		return 0;
-	return k;
+	return ak_this_cpu_array_ptr_pop_n(s->cpu, fps, n);
 }
 
 static size_t main_push_n(struct ak_kmem_cache *s, size_t n, void **fps)
 {
-	unsigned long k = n;
-
-	(void)fps;	/* unused where the arch has no rseq */
-	if (!__AK_RSEQ_MODE(s->mode) ||
-	    __ak_rseq_run_at(s->mode, s->cpu,
-			     ak_arch_rseq_array_ptr_push_n_at(rs, start, field,
-							      &base, &stride,
-							      s->sheaf_cap,
-							      fps, &k)))
-		return 0;
-	return k;
+	return ak_this_cpu_array_ptr_push_n(s->cpu, s->sheaf_cap, fps, n);
 }
 
 /*

@@ -730,7 +730,7 @@ static struct slab_list *own_list(struct ak_kmem_cache *s, unsigned int nid,
 	*slot = 0;
 	if (!s->home_lists)
 		return &s->nodes[nid].list;
-	*slot = __ak_this_slot(s->mode) % s->nr_home;
+	*slot = ak_percpu_this_slot(s->mode) % s->nr_home;
 	return &s->home_lists[*slot];
 }
 
@@ -974,7 +974,7 @@ ak_kmem_cache_create_args(const char *name, size_t size, size_t align,
 		break;
 	}
 	if (s->cpu)
-		s->cpu_stride = __ak_percpu_stride(s->cpu);
+		s->cpu_stride = ak_percpu_stride(s->cpu);
 	slab_entry_init(s);
 	return s;
 nomem:

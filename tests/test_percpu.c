@@ -456,24 +456,13 @@ static enum pool body_pool;
  */
 static void *parray_pop(void)
 {
-	void *obj = NULL;
-
-	if (__ak_rseq_run_at(mode, parrays,
-			     ak_arch_rseq_array_ptr_pop_at(rs, start, field,
-							   &base, &stride,
-							   &obj)))
-		return NULL;
-	return obj;
+	return ak_this_cpu_array_ptr_pop((void *const *)parrays);
 }
 
 static bool parray_push(void *obj)
 {
-	(void)obj;	/* unused where the arch has no rseq */
-	return !__ak_rseq_run_at(mode, parrays,
-				 ak_arch_rseq_array_ptr_push_at(rs, start, field,
-								&base, &stride,
-								ARRAY_LIMIT,
-								obj));
+	return !ak_this_cpu_array_ptr_push((void *const *)parrays,
+					   ARRAY_LIMIT, obj);
 }
 
 /*
@@ -507,34 +496,37 @@ static void parray_swap(int self)
  */
 static unsigned long bulk_aborts;
 
-static int count_bulk_abort(int rc)
+/* The section itself, run until it is not aborted, its aborts counted. */
+static int bulk_run(bool pop, void **objs, unsigned long *n)
 {
-	if (rc < 0)
+	struct ak_rseq_abi *rs = ak_rseq_thread();
+	const uint32_t *idp = ak_rseq_id_field(rs, mode);
+	void *base = parrays;
+	size_t stride = ak_percpu_stride(parrays);
+	unsigned long want = *n;
+	int rc;
+
+	for (;;) {
+		*n = want;
+		rc = pop ? ak_rseq_array_ptr_pop_n(rs, idp, &base, &stride,
+						   objs, n) :
+			   ak_rseq_array_ptr_push_n(rs, idp, &base, &stride,
+						    ARRAY_LIMIT, objs, n);
+		if (rc >= 0)
+			return rc;
+		ak_rseq_count_abort();
 		__atomic_fetch_add(&bulk_aborts, 1, __ATOMIC_RELAXED);
-	return rc;
+	}
 }
 
 static unsigned long parray_pop_n(void **dst, unsigned long n)
 {
-	(void)dst;	/* unused where the arch has no rseq */
-	if (__ak_rseq_run_at(mode, parrays, count_bulk_abort(
-			     ak_arch_rseq_array_ptr_pop_n_at(rs, start, field,
-							     &base, &stride,
-							     dst, &n))))
-		return 0;
-	return n;
+	return bulk_run(true, dst, &n) ? 0 : n;
 }
 
 static unsigned long parray_push_n(void *const *src, unsigned long n)
 {
-	(void)src;	/* unused where the arch has no rseq */
-	if (__ak_rseq_run_at(mode, parrays, count_bulk_abort(
-			     ak_arch_rseq_array_ptr_push_n_at(rs, start, field,
-							      &base, &stride,
-							      ARRAY_LIMIT, src,
-							      &n))))
-		return 0;
-	return n;
+	return bulk_run(false, (void **)src, &n) ? 0 : n;
 }
 
 /* array_ptr, every third turn: take and give what we can in one go. */

@@ -504,6 +504,291 @@ static inline void *ak_this_cpu_array_pop(struct ak_percpu_array *pcp)
 	return obj;
 }
 
+/* ---- the rseq critical sections, for callers with their own loop ---- */
+
+/*
+ * What the slab cache's fastpaths need below the this_cpu ops: the mode
+ * test, the calling thread's rseq area without registering it, the
+ * stride of a per-CPU allocation, the slot a thread would use now, and
+ * each rseq critical section run once, on the copy
+ *
+ *	c = *base + id * *stride,  id = *idp read inside the section
+ *
+ * (idp = ak_rseq_id_field(): &rs->cpu_id in the rseq mode, &rs->mm_cid in
+ * rseq-mm_cid).  Each returns 0 when it committed, 1 when a compare
+ * failed (empty, full, absent; nothing stored), -1 when the kernel
+ * aborted it (nothing stored: count it with ak_rseq_count_abort() and
+ * run it again, or take a slow path).  Call them only in an rseq mode
+ * (ak_percpu_mode_is_rseq()).  The pseudo-code of every section is in
+ * doc/primitives.md, "rseq critical sections".
+ */
+static inline bool ak_percpu_mode_is_rseq(enum ak_percpu_mode m)
+{
+	return __AK_RSEQ_MODE(m);
+}
+
+/* This thread's rseq area, or NULL before its first per-CPU op. */
+static inline struct ak_rseq_abi *ak_rseq_area(void)
+{
+	return __ak_rseq_area;
+}
+
+static inline void ak_rseq_count_abort(void)
+{
+	__ak_rseq_count_abort();
+}
+
+/* The id field a section of mode m reads. */
+static inline const uint32_t *ak_rseq_id_field(struct ak_rseq_abi *rs,
+					       enum ak_percpu_mode m)
+{
+	return __ak_rseq_field(rs, m);
+}
+
+/* Bytes between the copies of a per-CPU allocation. */
+static inline size_t ak_percpu_stride(const void *pcp)
+{
+	return __ak_percpu_stride(pcp);
+}
+
+/* The slot the calling thread would use now in mode m (a hint). */
+static inline unsigned int ak_percpu_this_slot(enum ak_percpu_mode m)
+{
+	return __ak_this_slot(m);
+}
+
+/*
+ * Until every arch reads the id inside its sections, the copy is found
+ * from the id the section then checks.
+ */
+static inline const uint32_t *__ak_rseq_start_of(struct ak_rseq_abi *rs,
+						 const uint32_t *idp)
+{
+	return idp == &rs->cpu_id ? &rs->cpu_id_start : idp;
+}
+
+#define __AK_RSEQ_PUBLIC_WIDTH(bits)					\
+static inline int ak_rseq_add##bits(struct ak_rseq_abi *rs,		\
+				    const uint32_t *idp,		\
+				    void *const *base,			\
+				    const size_t *stride,		\
+				    uint##bits##_t v, uint##bits##_t *old) \
+{									\
+	uint32_t cpu = __atomic_load_n(__ak_rseq_start_of(rs, idp),	\
+				       __ATOMIC_RELAXED);		\
+	uint##bits##_t *p = (uint##bits##_t *)(void *)			\
+		((char *)*base + (size_t)cpu * *stride);		\
+									\
+	(void)p;							\
+	return ak_arch_rseq_add##bits(rs, idp, cpu, p, v, old);		\
+}
+
+__AK_RSEQ_PUBLIC_WIDTH(32)
+__AK_RSEQ_PUBLIC_WIDTH(64)
+
+static inline int ak_rseq_list_pop(struct ak_rseq_abi *rs,
+				   const uint32_t *idp, void *const *base,
+				   const size_t *stride, void **node)
+{
+	return ak_arch_rseq_list_pop_at(rs, __ak_rseq_start_of(rs, idp), idp,
+					base, stride, node);
+}
+
+static inline int ak_rseq_list_push(struct ak_rseq_abi *rs,
+				    const uint32_t *idp, void *const *base,
+				    const size_t *stride, void *node)
+{
+	return ak_arch_rseq_list_push_at(rs, __ak_rseq_start_of(rs, idp), idp,
+					 base, stride, node);
+}
+
+static inline int ak_rseq_array_pop(struct ak_rseq_abi *rs,
+				    const uint32_t *idp, void *const *base,
+				    const size_t *stride, void **obj)
+{
+	return ak_arch_rseq_array_pop_at(rs, __ak_rseq_start_of(rs, idp), idp,
+					 base, stride, obj);
+}
+
+static inline int ak_rseq_array_push(struct ak_rseq_abi *rs,
+				     const uint32_t *idp, void *const *base,
+				     const size_t *stride, unsigned long limit,
+				     void *obj)
+{
+	return ak_arch_rseq_array_push_at(rs, __ak_rseq_start_of(rs, idp),
+					  idp, base, stride, limit, obj);
+}
+
+static inline int ak_rseq_array_ptr_pop(struct ak_rseq_abi *rs,
+					const uint32_t *idp,
+					void *const *base,
+					const size_t *stride, void **obj)
+{
+	return ak_arch_rseq_array_ptr_pop_at(rs, __ak_rseq_start_of(rs, idp),
+					     idp, base, stride, obj);
+}
+
+static inline int ak_rseq_array_ptr_push(struct ak_rseq_abi *rs,
+					 const uint32_t *idp,
+					 void *const *base,
+					 const size_t *stride,
+					 unsigned long limit, void *obj)
+{
+	return ak_arch_rseq_array_ptr_push_at(rs, __ak_rseq_start_of(rs, idp),
+					      idp, base, stride, limit, obj);
+}
+
+static inline int ak_rseq_array_ptr_pop_n(struct ak_rseq_abi *rs,
+					  const uint32_t *idp,
+					  void *const *base,
+					  const size_t *stride, void **dst,
+					  unsigned long *n)
+{
+	return ak_arch_rseq_array_ptr_pop_n_at(rs,
+					       __ak_rseq_start_of(rs, idp),
+					       idp, base, stride, dst, n);
+}
+
+static inline int ak_rseq_array_ptr_push_n(struct ak_rseq_abi *rs,
+					   const uint32_t *idp,
+					   void *const *base,
+					   const size_t *stride,
+					   unsigned long limit,
+					   void *const *src, unsigned long *n)
+{
+	return ak_arch_rseq_array_ptr_push_n_at(rs,
+						__ak_rseq_start_of(rs, idp),
+						idp, base, stride, limit, src,
+						n);
+}
+
+/*
+ * this_cpu_add on element i of a per-CPU array of 64-bit counters (the
+ * kernel's this_cpu_add(pcp[i], v), which user space cannot spell: the
+ * stride comes from the allocation's start, pcp).
+ */
+static inline void ak_this_cpu_add_elem64(uint64_t *pcp, size_t i,
+					  uint64_t v)
+{
+	enum ak_percpu_mode m = ak_percpu_mode();
+	uint64_t *c, old;
+
+	if (ak_percpu_mode_is_rseq(m)) {
+		struct ak_rseq_abi *rs = ak_rseq_thread();
+		void *base = &pcp[i];
+		size_t stride = ak_percpu_stride(pcp);
+
+		while (ak_rseq_add64(rs, ak_rseq_id_field(rs, m), &base,
+				     &stride, v, &old) < 0)
+			ak_rseq_count_abort();
+		return;
+	}
+	c = ak_per_cpu_ptr(pcp, ak_percpu_this_slot(m));
+	if (m == AK_PERCPU_THREAD) {
+		/* the thread's own copy, and no signal handler calls in */
+		__atomic_store_n(&c[i], __atomic_load_n(&c[i],
+							__ATOMIC_RELAXED) + v,
+				 __ATOMIC_RELAXED);
+		return;
+	}
+	ak_fetch_add_relaxed(&c[i], v);	/* any thread may share the copy */
+}
+
+/*
+ * The array_ptr ops: a per-CPU slot holding a pointer to an array
+ * { unsigned long count; void *slots[]; } that only the slot's CPU
+ * changes while the slot points to it (sheaf's main).  They exist in the
+ * rseq modes only: elsewhere they fail (NULL, 1, 0), and the caller takes
+ * the array out with ak_this_cpu_xchg and works on it alone.
+ *
+ * Pop: the newest object, or NULL (empty, absent, not an rseq mode).
+ */
+static inline void *ak_this_cpu_array_ptr_pop(void *const *pcp)
+{
+	enum ak_percpu_mode m = ak_percpu_mode();
+	void *base = (void *)pcp, *obj;
+	size_t stride = ak_percpu_stride(pcp);
+	struct ak_rseq_abi *rs;
+	int rc;
+
+	if (!ak_percpu_mode_is_rseq(m))
+		return NULL;
+	rs = ak_rseq_thread();
+	while ((rc = ak_rseq_array_ptr_pop(rs, ak_rseq_id_field(rs, m),
+					   &base, &stride, &obj)) < 0)
+		ak_rseq_count_abort();
+	return rc ? NULL : obj;
+}
+
+/* Push: 0 when stored, 1 when full, absent or not an rseq mode. */
+static inline int ak_this_cpu_array_ptr_push(void *const *pcp,
+					     unsigned long limit, void *obj)
+{
+	enum ak_percpu_mode m = ak_percpu_mode();
+	void *base = (void *)pcp;
+	size_t stride = ak_percpu_stride(pcp);
+	struct ak_rseq_abi *rs;
+	int rc;
+
+	if (!ak_percpu_mode_is_rseq(m))
+		return 1;
+	rs = ak_rseq_thread();
+	while ((rc = ak_rseq_array_ptr_push(rs, ak_rseq_id_field(rs, m),
+					    &base, &stride, limit, obj)) < 0)
+		ak_rseq_count_abort();
+	return rc;
+}
+
+/*
+ * Bulk: up to n objects in one section; how many moved (0: none, or not
+ * an rseq mode).  Pop moves the newest min(n, count) to dst in array
+ * order; push appends min(n, limit - count) from src.
+ */
+static inline unsigned long ak_this_cpu_array_ptr_pop_n(void *const *pcp,
+							void **dst,
+							unsigned long n)
+{
+	enum ak_percpu_mode m = ak_percpu_mode();
+	void *base = (void *)pcp;
+	size_t stride = ak_percpu_stride(pcp);
+	struct ak_rseq_abi *rs;
+	unsigned long k;
+	int rc;
+
+	if (!ak_percpu_mode_is_rseq(m))
+		return 0;
+	rs = ak_rseq_thread();
+	do {
+		k = n;
+		rc = ak_rseq_array_ptr_pop_n(rs, ak_rseq_id_field(rs, m),
+					     &base, &stride, dst, &k);
+	} while (rc < 0 && (ak_rseq_count_abort(), 1));
+	return rc ? 0 : k;
+}
+
+static inline unsigned long ak_this_cpu_array_ptr_push_n(void *const *pcp,
+							 unsigned long limit,
+							 void *const *src,
+							 unsigned long n)
+{
+	enum ak_percpu_mode m = ak_percpu_mode();
+	void *base = (void *)pcp;
+	size_t stride = ak_percpu_stride(pcp);
+	struct ak_rseq_abi *rs;
+	unsigned long k;
+	int rc;
+
+	if (!ak_percpu_mode_is_rseq(m))
+		return 0;
+	rs = ak_rseq_thread();
+	do {
+		k = n;
+		rc = ak_rseq_array_ptr_push_n(rs, ak_rseq_id_field(rs, m),
+					      &base, &stride, limit, src, &k);
+	} while (rc < 0 && (ak_rseq_count_abort(), 1));
+	return rc ? 0 : k;
+}
+
 /* ---- visiting all copies ---- */
 
 #define __AK_PERCPU_SUM(bits)						\
