@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1205,78 +1206,86 @@ const char *rp_runs(const struct rp_set *s)
 /* ---- output: Markdown, or plain text for mail ---- */
 
 enum rp_format rp_format;
-
-/* Text from the files, made inert in Markdown (and in a table cell). */
-static void fmd_text(FILE *f, const char *s)
-{
-	for (; *s; s++) {
-		if (*s == '\n' || *s == '\r' || *s == '\t')
-			fputc(' ', f);
-		else if (rp_format == RP_MD && strchr("\\`*_[]<>|#", *s))
-			fprintf(f, "\\%c", *s);
-		else
-			fputc(*s, f);
-	}
-}
+static FILE *raw_out;		/* stdout before the text filter */
 
 /*
- * A skip reason as "skipped: why": Google Benchmark's own may say it, and
- * a run that failed says "failed: what" (bench/skips.h).
+ * Text from the files made inert in Markdown and in a table cell:
+ * kind 't' text, 'c' code (a '|' would still end the cell), 's' a skip
+ * reason as "skipped: why" (Google Benchmark's own may say it, and a run
+ * that failed says "failed: what", bench/skips.h).  Plain in text mode.
+ * The result lives until 32 more calls.
  */
-static void fmd_skip(FILE *f, const char *why)
+const char *rp_md(char kind, const char *s)
 {
-	if (!rp_has_prefix(why, "skipped") && !rp_has_prefix(why, "failed: "))
-		fputs("skipped: ", f);
-	fmd_text(f, why);
-}
-
-/* A name or an instruction as code; a '|' would still end the cell. */
-static void fmd_code(FILE *f, const char *s)
-{
+	static char *ring_md[32];
+	static int next;
 	bool md = rp_format == RP_MD;
+	char **slot = &ring_md[next++ % 32];
+	size_t len;
+	FILE *f;
 
-	if (!*s)
-		return;
-	if (md)
-		fputc('`', f);
-	for (; *s; s++) {
-		if (md && *s == '|')
-			fputs("\\|", f);
-		else if (md && *s == '`')
-			fputc('\'', f);
-		else if (*s == '\n' || *s == '\r' || *s == '\t')
-			fputc(' ', f);
-		else
-			fputc(*s, f);
+	free(*slot);
+	f = open_memstream(slot, &len);
+	if (!f) {
+		fputs("atomkit-report: out of memory\n", stderr);
+		exit(RP_EXIT_NOTHING);
 	}
-	if (md)
+	if (kind == 's' && !rp_has_prefix(s, "skipped") &&
+	    !rp_has_prefix(s, "failed: "))
+		fputs("skipped: ", f);
+	if (kind == 'c' && md && *s)
 		fputc('`', f);
+	for (const char *p = s; *p; p++) {
+		if (strchr("\n\r\t", *p))
+			fputc(' ', f);
+		else if (md && kind == 'c' && *p == '`')
+			fputc('\'', f);
+		else if (md && (kind == 'c' ? *p == '|' :
+				strchr("\\`*_[]<>|#", *p) != NULL))
+			fprintf(f, "\\%c", *p);
+		else
+			fputc(*p, f);
+	}
+	if (kind == 'c' && md && *s)
+		fputc('`', f);
+	fclose(f);
+	return *slot;
 }
 
 void md_text(const char *s)
 {
-	fmd_text(stdout, s);
-}
-
-void md_code(const char *s)
-{
-	fmd_code(stdout, s);
-}
-
-void md_skip(const char *why)
-{
-	fmd_skip(stdout, why);
+	fputs(rp_md('t', s), stdout);
 }
 
 /*
  * --format=text: the prose keeps its words and loses its markup (headings'
  * #, **, `, and the backslashes that made text inert), so that it reads
- * as it is in a mail.  Tables are laid out by rp_tab_print() instead.
+ * as it is in a mail.  Tables bypass it: rp_tab_print() lays them out.
  */
 struct text_filter {
 	FILE *out;
 	bool bol, hash, esc, star;
+	char line[8192];	/* the line so far, wrapped at its end */
+	size_t n;
 };
+
+static void wrap(FILE *f, const char *s, int indent);
+
+static void text_put(struct text_filter *t, char c)
+{
+	const char *l = t->line;
+	int lead;
+
+	if (c != '\n' && t->n < sizeof(t->line) - 1) {
+		t->line[t->n++] = c;
+		return;
+	}
+	t->line[t->n] = 0;
+	t->n = 0;
+	/* a list item's lines after the first under its text */
+	lead = strspn(l, " ");
+	wrap(t->out, l, lead + (l[lead] == '-' && l[lead + 1] == ' ') * 2);
+}
 
 static ssize_t text_write(void *cookie, const char *buf, size_t n)
 {
@@ -1289,7 +1298,7 @@ static ssize_t text_write(void *cookie, const char *buf, size_t n)
 		if (t->esc) {
 			t->esc = false;
 			if (!strchr("\\`*_[]<>|#", c))
-				fputc('\\', t->out);
+				text_put(t, '\\');
 		} else if (t->bol && c == '#') {
 			t->hash = true;
 			continue;
@@ -1306,12 +1315,12 @@ static ssize_t text_write(void *cookie, const char *buf, size_t n)
 			continue;
 		}
 		if (t->star && c != '*')
-			fputc('*', t->out);
+			text_put(t, '*');
 		t->star = false;
 		t->bol = c == '\n';
 		t->hash = false;
 		if (c != '*' || t->bol)
-			fputc(c, t->out);
+			text_put(t, c);
 	}
 	return n;
 }
@@ -1320,6 +1329,8 @@ static int text_close(void *cookie)
 {
 	struct text_filter *t = cookie;
 
+	if (t->n)
+		text_put(t, '\n');
 	return fflush(t->out);
 }
 
@@ -1335,7 +1346,9 @@ bool rp_set_format(const char *name)
 	}
 	if (strcmp(name, "text"))
 		return false;
-	t.out = stdout;
+	if (rp_format == RP_TEXT)
+		return true;
+	t.out = raw_out = stdout;
 	f = fopencookie(&t, "w", io);
 	if (!f)
 		return false;
@@ -1345,6 +1358,14 @@ bool rp_set_format(const char *name)
 }
 
 /* ---- the table printer: every table, in Markdown or aligned text ---- */
+
+/* The last alignment given stands for the columns after it. */
+static char tab_align(const struct rp_tab *t, int j)
+{
+	int n = strlen(t->align);
+
+	return t->align[j < n ? j : n - 1];
+}
 
 void rp_tab_init(struct rp_tab *t, const char *align)
 {
@@ -1362,7 +1383,7 @@ static void tab_push(struct rp_tab *t, char *cell)
 	t->c[t->n++] = cell;
 }
 
-/* A cell as printf would write it: figures, and text already escaped. */
+/* A cell as printf would write it: figures, and text already rp_md(). */
 void rp_cell(struct rp_tab *t, const char *fmt, ...)
 {
 	va_list ap;
@@ -1372,25 +1393,31 @@ void rp_cell(struct rp_tab *t, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* Kind 't': text from the files, 'c': code, 's': a skip reason. */
+/*
+ * Cells from one line, split at each '|': a header.  A cell may have one
+ * "%s", filled from the arguments (strings) in turn.
+ */
+void rp_row(struct rp_tab *t, const char *fmt, ...)
+{
+	char *f = rp_strdup(fmt), *p, *q;
+	va_list ap;
+
+	va_start(ap, fmt);
+	for (p = f; p; p = q) {
+		q = strchr(p, '|');
+		if (q)
+			*q++ = 0;
+		tab_push(t, strstr(p, "%s") ?
+			 rp_asprintf(p, va_arg(ap, const char *)) :
+			 rp_strdup(p));
+	}
+	va_end(ap);
+	free(f);
+}
+
 void rp_cell_as(struct rp_tab *t, char kind, const char *s)
 {
-	char *buf = NULL;
-	size_t len;
-	FILE *f = open_memstream(&buf, &len);
-
-	if (!f) {
-		fputs("atomkit-report: out of memory\n", stderr);
-		exit(RP_EXIT_NOTHING);
-	}
-	if (kind == 'c')
-		fmd_code(f, s);
-	else if (kind == 's')
-		fmd_skip(f, s);
-	else
-		fmd_text(f, s);
-	fclose(f);
-	tab_push(t, buf);
+	tab_push(t, rp_strdup(rp_md(kind, s)));
 }
 
 /* A cell with nothing in it, not even the space of an empty one. */
@@ -1399,60 +1426,353 @@ void rp_cell_none(struct rp_tab *t)
 	tab_push(t, NULL);
 }
 
-/* Columns on screen: UTF-8 continuation bytes take none ("–"). */
-static int width(const char *s)
+/* The number of a note under the table; one text, one number. */
+int rp_tab_note(struct rp_tab *t, const char *text)
+{
+	rp_strs_add(&t->notes, text);
+	return rp_strs_find(&t->notes, text) + 1;
+}
+
+/* Columns on screen of n bytes: UTF-8 continuation bytes take none. */
+static int widthn(const char *s, size_t n)
 {
 	int w = 0;
 
-	for (; s && *s; s++)
+	for (; s && *s && n; s++, n--)
 		w += ((unsigned char)*s & 0xc0) != 0x80;
 	return w;
 }
 
+static int width(const char *s)
+{
+	return widthn(s, SIZE_MAX);
+}
+
+#define TEXT_COLS	80
+#define NOTE_REF_MIN	6	/* "(9999)" */
+
+/* The widest word of s: a header may wrap at its spaces, no narrower. */
+static int word_width(const char *s)
+{
+	int w = 0, n;
+
+	for (; s && *s; s += n + (s[n] == ' ')) {
+		n = strcspn(s, " ");
+		if (widthn(s, n) > w)
+			w = widthn(s, n);
+	}
+	return w;
+}
+
+/* The widest body cell of column j that is not over cap. */
+static int body_width(const struct rp_tab *t, int j, int cap)
+{
+	int i, w = 0, x;
+
+	for (i = t->ncol + j; i < t->n; i += t->ncol) {
+		x = width(t->c[i]);
+		if (x > w)
+			w = x > cap ? (cap > w ? cap : w) : x;
+	}
+	return w;
+}
+
 /*
- * Markdown: "| a | b |" rows under a "|---|--:|" line.  Text: columns
- * two spaces apart, figures ('r') aligned right, the header underlined.
+ * Widths that fit a text table into TEXT_COLS.  Headers wrap at their
+ * spaces first; then the column whose narrowing moves the fewest cells
+ * is narrowed (the first column, which names the row, last), and the
+ * cells that no longer fit become numbered notes under the table.
  */
-void rp_tab_print(struct rp_tab *t)
+static bool tab_fit(struct rp_tab *t, int *w, int gap, bool notes)
+{
+	int *cap = rp_alloc(t->ncol * sizeof(*cap));
+	int i, j, total, first = INT_MAX;
+
+	for (total = gap * (t->ncol - 1), j = 0; j < t->ncol; j++) {
+		cap[j] = body_width(t, j, INT_MAX);
+		w[j] = cap[j] > width(t->c[j]) ? cap[j] : width(t->c[j]);
+		total += w[j];
+	}
+	for (j = 0; total > TEXT_COLS && j < t->ncol; j++)
+		if (w[j] > cap[j] && w[j] > word_width(t->c[j])) {
+			int x = cap[j] > word_width(t->c[j]) ? cap[j] :
+				word_width(t->c[j]);
+
+			total -= w[j] - x;
+			w[j] = x;
+		}
+	while (total > TEXT_COLS) {
+		int best = -1, best_moved = 0, best_cap = 0, k, c, moved;
+
+		/* the first column names the row: it is narrowed last */
+		for (j = 1; j <= t->ncol && (best < 0 || j < t->ncol); j++) {
+			k = j % t->ncol;
+			c = word_width(t->c[k]);
+			if (c < NOTE_REF_MIN)
+				c = NOTE_REF_MIN;
+			/* the next narrower cell decides the new width */
+			for (i = t->ncol + k; i < t->n; i += t->ncol)
+				if (width(t->c[i]) < w[k] &&
+				    width(t->c[i]) > c)
+					c = width(t->c[i]);
+			if (c >= w[k])
+				continue;
+			for (moved = 0, i = t->ncol + k; i < t->n; i += t->ncol)
+				moved += width(t->c[i]) > c;
+			if (best < 0 || moved < best_moved) {
+				best = k;
+				best_moved = moved;
+				best_cap = c;
+			}
+		}
+		if (best < 0)
+			break;
+		if (!best)
+			first = best_cap;
+		total -= w[best] - best_cap;
+		w[best] = cap[best] = best_cap;
+	}
+	free(cap);
+	if (!notes)
+		return total <= TEXT_COLS && first == INT_MAX;
+	for (i = t->ncol; i < t->n; i++) {
+		if (width(t->c[i]) <= w[i % t->ncol])
+			continue;
+		j = rp_tab_note(t, t->c[i]);
+		free(t->c[i]);
+		t->c[i] = rp_asprintf("(%d)", j);
+	}
+	return true;
+}
+
+/*
+ * s on lines of at most TEXT_COLS, broken at spaces, the lines after the
+ * first indented; a word too long for any line is broken after a '/'.
+ */
+static void wrap(FILE *f, const char *s, int indent)
+{
+	bool fresh = true;
+	int col = strspn(s, " ");
+
+	fprintf(f, "%.*s", col, s);
+	s += col;
+	while (*s) {
+		int n = strcspn(s, " "), k;
+
+		if (!fresh && col + 1 + widthn(s, n) > TEXT_COLS) {
+			col = fprintf(f, "\n%*s", indent, "") - 1;
+			fresh = true;
+		}
+		if (!fresh)
+			col += fprintf(f, " ");
+		if (col + widthn(s, n) > TEXT_COLS) {
+			for (k = 0; widthn(s, k + 1) <= TEXT_COLS - col; k++)
+				;
+			while (k > 1 && s[k - 1] != '/' &&
+			       memchr(s, '/', k - 1))
+				k--;
+			col = fprintf(f, "%.*s\n%*s", k, s, indent, "") - k - 1;
+			s += k;
+			fresh = true;
+			continue;
+		}
+		col += widthn(s, n);
+		fprintf(f, "%.*s", n, s);
+		fresh = false;
+		s += n;
+		s += strspn(s, " ");
+	}
+	fputc('\n', f);
+}
+
+/* The notes of a table (skip reasons, long cells), then it is freed. */
+void rp_tab_notes(struct rp_tab *t)
+{
+	int i;
+
+	for (i = 0; i < t->notes.n; i++) {
+		if (rp_format == RP_TEXT) {
+			fflush(stdout);
+			char *line = rp_asprintf("(%d) %s", i + 1,
+						 t->notes.v[i]);
+
+			if (!i)
+				fputc('\n', raw_out);
+			wrap(raw_out, line, 4);
+			free(line);
+			continue;
+		}
+		printf("%s(%d) ", i ? "  \n" : "\n", i + 1);
+		md_text(t->notes.v[i]);
+	}
+	if (t->notes.n && rp_format == RP_MD)
+		putchar('\n');
+	for (i = 0; i < t->n; i++)
+		free(t->c[i]);
+	free(t->c);
+	rp_strs_free(&t->notes);
+	memset(t, 0, sizeof(*t));
+}
+
+/*
+ * Text: columns two spaces apart, figures ('r') aligned right, the header
+ * wrapped to its column and underlined (left out where it is empty),
+ * within TEXT_COLS where the cells allow.
+ */
+static void tab_text_part(struct rp_tab *t)
 {
 	int *w = rp_alloc(t->ncol * sizeof(*w));
+	const char **h = rp_alloc(t->ncol * sizeof(*h));
+	char *buf = NULL, *line, *end;
+	bool rest = false;
+	size_t len;
+	FILE *f = open_memstream(&buf, &len);
+	int i, j, gap;
+
+	if (!f)
+		exit(RP_EXIT_NOTHING);
+	for (j = 0; j < t->ncol; j++) {
+		h[j] = t->c[j] && *t->c[j] ? t->c[j] : NULL;
+		rest |= h[j] != NULL;
+	}
+	/* one blank between columns where two would not let the rows fit */
+	gap = tab_fit(t, w, 2, false) ? 2 : 1;
+	tab_fit(t, w, gap, true);
+	while (rest) {
+		/* a line of the header: the words of each cell that fit */
+		for (rest = false, j = 0; j < t->ncol; j++) {
+			int n = 0, e;
+
+			while (h[j] && h[j][n]) {
+				e = n + !!n;
+				e += strcspn(h[j] + e, " ");
+				if (n && widthn(h[j], e) > w[j])
+					break;
+				n = e;
+			}
+			fprintf(f, "%.*s%*s", n, h[j] ? h[j] : "",
+				w[j] - widthn(h[j], n) + gap, "");
+			if (h[j]) {
+				h[j] += n + strspn(h[j] + n, " ");
+				h[j] = *h[j] ? h[j] : NULL;
+				rest |= h[j] != NULL;
+			}
+		}
+		fputc('\n', f);
+		for (j = 0; !rest && j < t->ncol; j++)
+			fprintf(f, "%.*s%*s", w[j] ? w[j] : 1,
+				"--------------------------------------------------------------------------------",
+				gap, "");
+		if (!rest)
+			fputc('\n', f);
+	}
+	for (i = t->ncol; i < t->n; i += t->ncol) {
+		for (j = 0; j < t->ncol && i + j < t->n; j++) {
+			const char *c = t->c[i + j] ? t->c[i + j] : "";
+			int pad = w[j] - width(c);
+
+			if (tab_align(t, j) == 'r')
+				fprintf(f, "%*s%s%*s", pad, "", c, gap, "");
+			else
+				fprintf(f, "%s%*s", c, pad + gap, "");
+		}
+		fputc('\n', f);
+	}
+	if (fclose(f))
+		exit(RP_EXIT_NOTHING);
+	/* no blanks at the ends of lines */
+	fflush(stdout);
+	for (line = buf; *line; line = end + 1) {
+		end = strchr(line, '\n');
+		for (i = end - line; i > 0 && line[i - 1] == ' '; i--)
+			;
+		fprintf(raw_out, "%.*s\n", i, line);
+	}
+	free(buf);
+	free(h);
+	free(w);
+}
+
+#define GROUP_CELL	24	/* wider cells go to notes anyway */
+
+/*
+ * A table too wide for a line is printed in parts, each the first column
+ * and as many of the next as fit, so that fewer cells become notes.
+ */
+static void tab_text(struct rp_tab *t)
+{
+	int rows = (t->n + t->ncol - 1) / t->ncol, from = 1, to, i, j, sum;
+	struct rp_tab p;
+
+	for (;;) {
+		int w0 = word_width(t->c[0]);
+
+		for (i = t->ncol; i < t->n; i += t->ncol)
+			if (width(t->c[i]) > w0)
+				w0 = width(t->c[i]);
+		sum = w0 < GROUP_CELL ? w0 : GROUP_CELL;
+		for (to = from; to < t->ncol; to++) {
+			int x = word_width(t->c[to]);
+
+			for (i = t->ncol + to; i < t->n; i += t->ncol)
+				if (width(t->c[i]) > x)
+					x = width(t->c[i]);
+			sum += 2 + (x < GROUP_CELL ? x : GROUP_CELL);
+			if (sum > TEXT_COLS && to > from)
+				break;
+		}
+		if (from == 1 && to == t->ncol) {
+			tab_text_part(t);
+			return;
+		}
+		rp_tab_init(&p, "l");
+		p.ncol = 1 + to - from;
+		p.notes = t->notes;
+		for (i = 0; i < rows; i++)
+			for (j = -1; j < p.ncol - 1; j++) {
+				char *c = t->c[i * t->ncol + (j < 0 ? 0 : from + j)];
+
+				p.align[j + 1] = j < 0 ? t->align[0] :
+					tab_align(t, from + j);
+				tab_push(&p, c ? rp_strdup(c) : NULL);
+			}
+		p.align[p.ncol < 31 ? p.ncol : 31] = 0;
+		if (from > 1)
+			fputc('\n', raw_out);
+		tab_text_part(&p);
+		t->notes = p.notes;
+		for (i = 0; i < p.n; i++)
+			free(p.c[i]);
+		free(p.c);
+		if (to >= t->ncol)
+			return;
+		from = to;
+	}
+}
+
+/* The table, then its notes unless the caller still has a line to add. */
+void rp_tab_print(struct rp_tab *t)
+{
 	int i, j;
 
-	for (i = 0; i < t->n; i++)
-		if (width(t->c[i]) > w[i % t->ncol])
-			w[i % t->ncol] = width(t->c[i]);
-	for (i = 0; i < t->n; i += t->ncol) {
-		if (rp_format == RP_MD) {
+	if (rp_format == RP_TEXT) {
+		tab_text(t);
+	} else {
+		/* "| a | b |" rows under a "|---|--:|" line */
+		for (i = 0; i < t->n; i += t->ncol) {
 			putchar('|');
 			for (j = i; j < i + t->ncol && j < t->n; j++)
 				printf(t->c[j] ? " %s |" : " |", t->c[j]);
 			putchar('\n');
-			if (!i) {
-				putchar('|');
-				for (j = 0; j < t->ncol; j++)
-					fputs(t->align[j] == 'r' ? "--:|" :
-					      "---|", stdout);
-				putchar('\n');
-			}
-			continue;
+			if (i)
+				continue;
+			putchar('|');
+			for (j = 0; j < t->ncol; j++)
+				fputs(tab_align(t, j) == 'r' ? "--:|" : "---|",
+				      stdout);
+			putchar('\n');
 		}
-		for (j = 0; j < t->ncol && i + j < t->n; j++) {
-			const char *c = t->c[i + j] ? t->c[i + j] : "";
-			int pad = w[j] - width(c), last = j == t->ncol - 1;
-
-			if (t->align[j] == 'r' && i)
-				printf("%*s%s", pad, "", c);
-			else
-				printf("%s%*s", c, last ? 0 : pad, "");
-			fputs(last ? "\n" : "  ", stdout);
-		}
-		for (j = 0; !i && j < t->ncol; j++)
-			printf("%.*s%s", w[j] ? w[j] : 1,
-			       "------------------------------------------------------------------------------------------------",
-			       j == t->ncol - 1 ? "\n" : "  ");
 	}
-	for (i = 0; i < t->n; i++)
-		free(t->c[i]);
-	free(t->c);
-	free(w);
+	if (!t->keep_notes)
+		rp_tab_notes(t);
 }

@@ -158,23 +158,34 @@ enum rp_format { RP_MD, RP_TEXT };
 extern enum rp_format rp_format;
 bool rp_set_format(const char *name);
 
-/* A table: cells row by row, the first row the header. */
+/*
+ * A table: cells row by row, the first row the header; the notes under
+ * it, numbered: skip reasons, and in text mode the cells too long for
+ * the line.
+ */
 struct rp_tab {
-	char align[32];		/* per column: 'l' text, 'r' figures */
+	char align[32];		/* per column: 'l' text, 'r' figures;
+				 * the last for any columns after */
 	int ncol;
 	char **c;		/* NULL: rp_cell_none() */
 	int n, cap;
+	struct rp_strs notes;
+	bool keep_notes;	/* rp_tab_notes() comes later */
 };
 void rp_tab_init(struct rp_tab *t, const char *align);
 void rp_cell(struct rp_tab *t, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+void rp_row(struct rp_tab *t, const char *fmt, ...);
 void rp_cell_as(struct rp_tab *t, char kind, const char *s);
 void rp_cell_none(struct rp_tab *t);
+int rp_tab_note(struct rp_tab *t, const char *text);
 void rp_tab_print(struct rp_tab *t);
+void rp_tab_notes(struct rp_tab *t);
 
+const char *rp_md(char kind, const char *s);
 void md_text(const char *s);
-void md_code(const char *s);
-void md_skip(const char *why);
+/* bold in Markdown, nothing in text (where the filter would not see it) */
+#define RP_B	(rp_format == RP_MD ? "**" : "")
 
 /* tables.c */
 int cmd_tables(int argc, char **argv);

@@ -252,6 +252,7 @@ static void rank(const struct rp_set *s, const struct op *op, int no,
 	bool by_unit = *s->counter != 0;
 	struct rp_fig f1, f2;
 	const char *margin;
+	struct rp_tab t;
 	int i, nr = 0;
 
 	memset(vd, 0, sizeof(*vd));
@@ -272,27 +273,25 @@ static void rank(const struct rp_set *s, const struct op *op, int no,
 			nr++;
 	}
 	qsort(c.v, c.n, sizeof(*c.v), cmp_cand);
-	printf("| rank | candidate | benchmark | %s | ns | spread |\n|--:|---|---|--:|--:|---|\n",
-	       s->unit);
+	rp_tab_init(&t, "rllrrl");
+	rp_row(&t, "rank|candidate|benchmark|%s|ns|spread", s->unit);
 	for (i = 0; i < c.n; i++) {
 		const struct cand *x = &c.v[i];
 
-		if (i < nr)
-			printf("| %d | ", i + 1);
-		else
-			fputs("| – | ", stdout);
-		md_text(x->choice);
-		fputs(" | ", stdout);
-		md_code(x->b->name);
+		rp_cell(&t, i < nr ? "%d" : "–", i + 1);
+		rp_cell_as(&t, 't', x->choice);
+		rp_cell_as(&t, 'c', x->b->name);
 		if (x->b->skip) {
-			fputs(" | ", stdout);
-			md_skip(x->b->skip);
-			puts(" | | |");
+			rp_cell_as(&t, 's', x->b->skip);
+			rp_cell_none(&t);
+			rp_cell_none(&t);
 			continue;
 		}
-		printf(" | %s | %s | %s |\n", rp_num(x->u.v), rp_num(x->t.v),
-		       rp_spread(by_unit ? &x->u : &x->t));
+		rp_cell(&t, "%s", rp_num(x->u.v));
+		rp_cell(&t, "%s", rp_num(x->t.v));
+		rp_cell(&t, "%s", rp_spread(by_unit ? &x->u : &x->t));
 	}
+	rp_tab_print(&t);
 	putchar('\n');
 	if (!nr) {
 		puts("No winner: every candidate was skipped.");
@@ -378,6 +377,7 @@ int cmd_select(int argc, char **argv)
 {
 	struct rp_set **sets = rp_alloc(argc * sizeof(*sets));
 	struct verdict *vd = rp_alloc(argc * NR_OPS * sizeof(*vd));
+	struct rp_tab t;
 	int i, k, usable = 0;
 
 	puts("# Primitive selection");
@@ -395,32 +395,25 @@ int cmd_select(int argc, char **argv)
 	if (usable > 1) {
 		puts("\n## Where the choice changes\n");
 		puts("The winner of each operation on each set (emulated sets are not ranked). \"yes\": the winners differ between the sets that have one; a change where the two best are within noise is no real change.\n");
-		fputs("| operation |", stdout);
-		for (i = 0; i < usable; i++) {
-			putchar(' ');
-			md_text(rp_machine_name(sets[i]));
-			fputs(" (", stdout);
-			md_text(rp_mach(sets[i], "ak_arch"));
-			fputs("), ", stdout);
-			md_text(rp_set_name(sets[i]));
-			fputs(" |", stdout);
-		}
-		fputs(" choice changes |\n|---|", stdout);
+		rp_tab_init(&t, "l");
+		t.ncol = usable + 2;
+		rp_cell(&t, "operation");
 		for (i = 0; i < usable; i++)
-			fputs("---|", stdout);
-		puts("---|");
+			rp_cell(&t, "%s (%s), %s",
+				rp_md('t', rp_machine_name(sets[i])),
+				rp_md('t', rp_mach(sets[i], "ak_arch")),
+				rp_md('t', rp_set_name(sets[i])));
+		rp_cell(&t, "choice changes");
 		for (k = 0; k < NR_OPS; k++) {
 			const char *first = NULL;
 			int with = 0, noisy = 0;
 			bool differs = false;
 
-			printf("| %s |", ops[k].name);
+			rp_cell(&t, "%s", ops[k].name);
 			for (i = 0; i < usable; i++) {
 				struct verdict *v = &vd[i * NR_OPS + k];
 
-				putchar(' ');
-				md_text(v->text);
-				fputs(" |", stdout);
+				rp_cell_as(&t, 't', v->text);
 				if (!v->has_winner)
 					continue;
 				with++;
@@ -430,12 +423,14 @@ int cmd_select(int argc, char **argv)
 				else if (strcmp(first, v->winner))
 					differs = true;
 			}
-			printf(" %s", with < 2 ? "–" : differs ? "yes" : "no");
 			if (with >= 2 && differs && noisy)
-				printf(" (within noise on %d of %d)", noisy,
-				       with);
-			puts(" |");
+				rp_cell(&t, "yes (within noise on %d of %d)",
+					noisy, with);
+			else
+				rp_cell(&t, "%s", with < 2 ? "–" :
+					differs ? "yes" : "no");
 		}
+		rp_tab_print(&t);
 	}
 	for (i = 0; i < usable; i++)
 		rp_set_free(sets[i]);
@@ -486,18 +481,33 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* A relative link: what Markdown would misread is percent-encoded. */
-static void md_href(const char *rel, const char *file)
+/*
+ * The set's cell: its folder's name (the date-rev scripts/run-bench gave
+ * it) linked, and its tables.md; a relative link percent-encodes what
+ * Markdown would misread.  Text has the path.
+ */
+static void set_cell(struct rp_tab *t, const char *rel)
 {
-	const char *p;
+	char *href = NULL, name[128];
+	size_t len;
+	FILE *f;
 
-	putchar('(');
-	for (p = rel; *p; p++)
+	if (rp_format == RP_TEXT) {
+		rp_cell(t, "%s", rel);
+		return;
+	}
+	f = open_memstream(&href, &len);
+	for (const char *p = rel; f && *p; p++)
 		if (strchr(" ()<>[]|%\"'", *p) || (unsigned char)*p < 0x20)
-			printf("%%%02X", (unsigned char)*p);
+			fprintf(f, "%%%02X", (unsigned char)*p);
 		else
-			putchar(*p);
-	printf("/%s)", file);
+			fputc(*p, f);
+	if (!f || fclose(f))
+		exit(RP_EXIT_NOTHING);
+	rp_cell(t, "[%s](%s/) ([tables](%s/tables.md))",
+		rp_md('t', rp_path_comp(rel, 0, name, sizeof(name))), href,
+		href);
+	free(href);
 }
 
 static const struct rp_bench *fastest(const struct rp_set *s, const char *op,
@@ -547,101 +557,82 @@ static const char *best_slab(const struct rp_set *s, const char *wl,
 	return who;
 }
 
-static void index_row(const struct rp_set *s, const char *rel)
+/* " (what)" after a figure, if there is a what */
+static const char *who_of(const char *who)
 {
-	struct rp_fig full, loc, c128, f;
+	static char buf[160];
+
+	snprintf(buf, sizeof(buf), "%s%s%s", who ? " (" : "",
+		 who ? rp_md('t', who) : "", who ? ")" : "");
+	return buf;
+}
+
+static void index_row(struct rp_tab *t, const struct rp_set *s,
+		      const char *rel)
+{
+	struct rp_fig full, loc, c128, f[3];
 	const struct rp_bench *b;
-	const char *who, *local = "local", *sep, *m, *a;
-	char buf[3][128];
+	const char *who, *local = "local";
+	char buf[2][128], *notes = NULL;
+	size_t len;
+	FILE *nf;
 	int i;
 
-	m = rp_path_comp(rel, 1, buf[0], sizeof(buf[0]));
-	a = rp_path_comp(rel, 2, buf[1], sizeof(buf[1]));
-	fputs("| ", stdout);
-	md_text(s->usable ? rp_machine_name(s) : *m ? m : "–");
-	fputs(" | ", stdout);
-	md_text(s->usable ? rp_mach(s, "ak_arch") : *a ? a : "–");
-	/* the folder's name is the date-rev scripts/run-bench gave it */
-	fputs(" | [", stdout);
-	md_text(rp_path_comp(rel, 0, buf[2], sizeof(buf[2])));
-	fputs("]", stdout);
-	md_href(rel, "");
-	fputs(" ([tables]", stdout);
-	md_href(rel, "tables.md");
-	fputs(") |", stdout);
+	rp_cell_as(t, 't', s->usable ? rp_machine_name(s) :
+		   *rp_path_comp(rel, 1, buf[0], 128) ? buf[0] : "–");
+	rp_cell_as(t, 't', s->usable ? rp_mach(s, "ak_arch") :
+		   *rp_path_comp(rel, 2, buf[1], 128) ? buf[1] : "–");
+	set_cell(t, rel);
 	if (!s->usable) {
-		fputs(" – | – | – | – | – | – | – | rejected: ", stdout);
-		md_text(rp_why(s));
-		puts(" |");
+		rp_row(t, "–|–|–|–|–|–|–");
+		rp_cell(t, "rejected: %s", rp_md('t', rp_why(s)));
 		return;
 	}
-	printf(" %s | ", s->emulated ? "yes" : "no");
-	md_text(s->unit);
-	fputs(" |", stdout);
+	rp_cell(t, "%s", s->emulated ? "yes" : "no");
+	rp_cell_as(t, 't', s->unit);
 
 	/* locked against local cmpxchg64: the fastest usable of each */
 	fastest(s, "cmpxchg64", "full", &full);
 	if (!fastest(s, "cmpxchg64", "local", &loc) &&
 	    fastest(s, "cmpxchg64", "relaxed", &loc))
 		local = "relaxed";
-	printf(" %s / %s%s |", rp_num(full.v), rp_num(loc.v),
-	       strcmp(local, "local") ? " (relaxed)" : "");
+	rp_cell(t, "%s / %s%s", rp_num(full.v), rp_num(loc.v),
+		strcmp(local, "local") ? " (relaxed)" : "");
 	b = fastest(s, "cmpxchg128", "full", &c128);
-	printf(" %s", rp_num(c128.v));
-	if (b) {
-		fputs(" (", stdout);
-		md_text(rp_f(b, "variant"));
-		putchar(')');
-	}
-	fputs(" |", stdout);
+	rp_cell(t, "%s%s", rp_num(c128.v), who_of(b ? rp_f(b, "variant") :
+						   NULL));
 	for (i = 0; i < 3; i++) {
 		static const char *const mode[] = { "rseq", "atomic",
 						    "thread" };
 
 		rp_fig_unit(s, rp_find_by(s, "suite", "percpu", "op", "add",
-					  "mode", mode[i], NULL), "", &f);
-		printf("%s%s", i ? " / " : " ", rp_num(f.v));
+					  "mode", mode[i], NULL), "", &f[i]);
 	}
-	fputs(" |", stdout);
-	who = best_slab(s, "pair", "size", 64, &f);
-	printf(" %s", rp_num(f.v));
-	if (who) {
-		fputs(" (", stdout);
-		md_text(who);
-		putchar(')');
-	}
-	fputs(" |", stdout);
-	who = best_slab(s, "bulk", "bulk", 16, &f);
-	printf(" %s", rp_num(f.v));
-	if (who) {
-		fputs(" (", stdout);
-		md_text(who);
-		putchar(')');
-	}
-	fputs(" |", stdout);
-	sep = " ";
-	if (s->emulated) {
-		printf("%semulated: figures mean nothing", sep);
-		sep = "; ";
-	}
-	if (s->reps <= 1) {
-		printf("%s1 run each", sep);
-		sep = "; ";
-	}
-	if (s->missing.n) {
-		printf("%smissing:", sep);
-		for (i = 0; i < s->missing.n; i++) {
-			putchar(' ');
-			md_text(s->missing.v[i]);
-		}
-		sep = "; ";
-	}
-	if (s->nr_problems) {
-		printf("%s%d problem%s, the first: ", sep, s->nr_problems,
-		       s->nr_problems > 1 ? "s" : "");
-		md_text(rp_why(s));
-	}
-	puts(" |");
+	rp_cell(t, "%s / %s / %s", rp_num(f[0].v), rp_num(f[1].v),
+		rp_num(f[2].v));
+	who = best_slab(s, "pair", "size", 64, &f[0]);
+	rp_cell(t, "%s%s", rp_num(f[0].v), who_of(who));
+	who = best_slab(s, "bulk", "bulk", 16, &f[0]);
+	rp_cell(t, "%s%s", rp_num(f[0].v), who_of(who));
+
+	nf = open_memstream(&notes, &len);
+	if (nf && s->emulated)
+		fprintf(nf, "; emulated: figures mean nothing");
+	if (nf && s->reps <= 1)
+		fprintf(nf, "; 1 run each");
+	for (i = 0; nf && i < s->missing.n; i++)
+		fprintf(nf, "%s %s", i ? "" : "; missing:",
+			rp_md('t', s->missing.v[i]));
+	if (nf && s->nr_problems)
+		fprintf(nf, "; %d problem%s, the first: %s", s->nr_problems,
+			s->nr_problems > 1 ? "s" : "", rp_md('t', rp_why(s)));
+	if (!nf || fclose(nf))
+		exit(RP_EXIT_NOTHING);
+	if (*notes)
+		rp_cell(t, "%s", notes + 2);
+	else
+		rp_cell_none(t);
+	free(notes);
 }
 
 int cmd_index(int argc, char **argv)
@@ -650,6 +641,7 @@ int cmd_index(int argc, char **argv)
 	char *dir = rp_strdup(argv[0]);
 	size_t l = strlen(dir);
 	struct stat st;
+	struct rp_tab t;
 	int i, usable = 0;
 
 	(void)argc;
@@ -667,8 +659,7 @@ int cmd_index(int argc, char **argv)
 	{
 		char *cmd = rp_asprintf("atomkit-report index %s", dir);
 
-		fputs("Written by ", stdout);
-		md_code(cmd);
+		printf("Written by %s", rp_md('c', cmd));
 		free(cmd);
 	}
 	puts(": one row per result set (a folder with machine.json), with the headline figures in the set's counter unit: medians, lower is better, \"–\" where the set has no such figure. Each set's `tables.md` is `atomkit-report tables SET`.\n");
@@ -683,18 +674,21 @@ int cmd_index(int argc, char **argv)
 		free(dir);
 		return RP_EXIT_NOTHING;
 	}
-	puts("| machine | arch | set | emulated | unit | cmpxchg64 full / local | cmpxchg128 full | this\\_cpu\\_add rseq / atomic / thread | slab pair 64 B (best design) | bulk-16 per object (best design) | notes |");
-	puts("|---|---|---|---|---|--:|--:|--:|--:|--:|---|");
+	rp_tab_init(&t, "lllllrrrrrl");
+	rp_row(&t, "machine|arch|set|emulated|unit|cmpxchg64 full / local|cmpxchg128 full|%s|slab pair 64 B (best design)|bulk-16 per object (best design)",
+	       rp_md('t', "this_cpu_add rseq / atomic / thread"));
+	rp_cell(&t, "notes");
 	for (i = 0; i < found.n; i++) {
 		char *p = *found.v[i] ? rp_asprintf("%s/%s", dir, found.v[i]) :
 			rp_strdup(dir);
 		struct rp_set *s = rp_set_load(p);
 
-		index_row(s, *found.v[i] ? found.v[i] : ".");
+		index_row(&t, s, *found.v[i] ? found.v[i] : ".");
 		usable += s->usable;
 		rp_set_free(s);
 		free(p);
 	}
+	rp_tab_print(&t);
 	rp_strs_free(&found);
 	free(dir);
 	return rp_exit_status(usable);

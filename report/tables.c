@@ -55,186 +55,166 @@ static void grid_free(struct grid *g)
 	memset(g, 0, sizeof(*g));
 }
 
-/* ---- numbered notes under a table: the reasons of skipped runs ---- */
-
-struct notes {
-	struct rp_strs v;
-};
-
-static int note(struct notes *n, const char *text)
-{
-	rp_strs_add(&n->v, text);
-	return rp_strs_find(&n->v, text) + 1;
-}
-
-static void notes_end(struct notes *n)
-{
-	int i;
-
-	for (i = 0; i < n->v.n; i++) {
-		printf("%s(%d) ", i ? "  \n" : "\n", i + 1);
-		md_text(n->v.v[i]);
-	}
-	if (n->v.n)
-		putchar('\n');
-	rp_strs_free(&n->v);
-}
-
-/* ---- titles ---- */
+/* ---- titles and cells ---- */
 
 static void title(const struct rp_set *s, const char *what)
 {
-	fputs("\n### ", stdout);
-	md_text(what);
-	fputs(": ", stdout);
-	md_text(rp_machine_name(s));
-	printf("\n\n");
+	printf("\n### %s: %s\n\n", rp_md('t', what),
+	       rp_md('t', rp_machine_name(s)));
 }
 
 /* The line under a title: the unit and the spread the cells show. */
 static void caption(const struct rp_set *s, const char *unit,
 		    const char *cells, const char *spread)
 {
-	fputs("Unit: ", stdout);
-	if (unit) {
-		fputs(unit, stdout);
-	} else if (*s->counter) {
-		md_text(*rp_mach(s, "ak_counter_unit") ?
-			rp_mach(s, "ak_counter_unit") : s->counter);
-		fputs(" (", stdout);
-		md_code(s->counter);
-		fputs(")", stdout);
-	} else {
-		fputs("ns", stdout);
-	}
+	if (unit)
+		printf("Unit: %s", unit);
+	else if (*s->counter)
+		printf("Unit: %s (%s)", rp_md('t', *rp_mach(s, "ak_counter_unit") ?
+					     rp_mach(s, "ak_counter_unit") :
+					     s->counter),
+		       rp_md('c', s->counter));
+	else
+		fputs("Unit: ns", stdout);
 	printf(". Cells: %s, %s. Spread: %s.\n\n", cells, rp_runs(s),
 	       s->reps > 1 ? spread : "none (1 run)");
 }
 
-static void skip_cell(const struct rp_bench *b, struct notes *n)
+/* "–" where the set has no such benchmark, "n/a (note)" if skipped. */
+static void skip_cell(struct rp_tab *t, const struct rp_bench *b)
 {
 	if (!b)
-		fputs(" – |", stdout);
+		rp_cell(t, "–");
 	else
-		printf(" n/a (%d) |", note(n, b->skip));
+		rp_cell(t, "n/a (%d)", rp_tab_note(t, b->skip));
 }
 
 /* A figure in the unit with its min-max: "195 (190 - 201)". */
-static void unit_cell(const struct rp_set *s, const struct rp_bench *b,
-		      const char *prefix, struct notes *n)
+static void unit_cell(struct rp_tab *t, const struct rp_set *s,
+		      const struct rp_bench *b, const char *prefix)
 {
 	struct rp_fig f;
 
 	if (!b || b->skip) {
-		skip_cell(b, n);
+		skip_cell(t, b);
 		return;
 	}
 	rp_fig_unit(s, b, prefix, &f);
-	printf(" %s%s |", rp_num(f.v), rp_range(&f));
+	rp_cell(t, "%s%s", rp_num(f.v), rp_range(&f));
+}
+
+/* A matrix table: FIRST and the columns' names as its header. */
+static void grid_tab(struct rp_tab *t, const char *first,
+		     const struct rp_strs *cols)
+{
+	int j;
+
+	rp_tab_init(t, "lr");
+	t->ncol = cols->n + 1;
+	rp_cell(t, "%s", first);
+	for (j = 0; j < cols->n; j++)
+		rp_cell_as(t, 't', cols->v[j]);
 }
 
 /* ---- the set's header ---- */
 
-static void hrow(const char *key, const char *val)
+static void hrow(struct rp_tab *t, const char *key, const char *val)
 {
-	printf("| %s | ", key);
-	if (*val)
-		md_text(val);
-	else
-		fputs("–", stdout);
-	puts(" |");
+	rp_cell(t, "%s", key);
+	rp_cell(t, "%s", *val ? rp_md('t', val) : "–");
 }
 
 void rp_set_header(const struct rp_set *s, int level)
 {
 	char buf[512];
+	struct rp_tab t;
+	char *list = NULL;
+	size_t len;
+	FILE *f;
 	int i;
 
-	printf("%.*s ", level, "######");
-	md_text(rp_machine_name(s));
-	fputs(": ", stdout);
-	md_text(rp_set_name(s));
-	printf("\n\n");
-	if (s->emulated) {
-		fputs("**emulated: correctness only, figures mean nothing** (",
-		      stdout);
-		md_text(rp_mach(s, "ak_emulated"));
-		printf(")\n\n");
-	}
-	puts("| | |\n|---|---|");
-	hrow("machine", rp_machine_name(s));
-	hrow("arch", rp_mach(s, "ak_arch"));
+	printf("%.*s %s: %s\n\n", level, "######",
+	       rp_md('t', rp_machine_name(s)), rp_md('t', rp_set_name(s)));
+	if (s->emulated)
+		printf("**emulated: correctness only, figures mean nothing** (%s)\n\n",
+		       rp_md('t', rp_mach(s, "ak_emulated")));
+	rp_tab_init(&t, "ll");
+	rp_cell_none(&t);
+	rp_cell_none(&t);
+	hrow(&t, "machine", rp_machine_name(s));
+	hrow(&t, "arch", rp_mach(s, "ak_arch"));
 	snprintf(buf, sizeof(buf), "%s (%s cores, %s PUs)",
 		 rp_mach(s, "ak_cpu_model"), rp_mach(s, "ak_cores"),
 		 rp_mach(s, "ak_pus"));
-	hrow("CPU", buf);
-	hrow("topology", rp_mach(s, "ak_topology"));
-	hrow("kernel", rp_mach(s, "ak_kernel"));
-	hrow("hypervisor", rp_mach(s, "ak_hypervisor"));
-	hrow("emulated", rp_mach(s, "ak_emulated"));
+	hrow(&t, "CPU", buf);
+	hrow(&t, "topology", rp_mach(s, "ak_topology"));
+	hrow(&t, "kernel", rp_mach(s, "ak_kernel"));
+	hrow(&t, "hypervisor", rp_mach(s, "ak_hypervisor"));
+	hrow(&t, "emulated", rp_mach(s, "ak_emulated"));
 	snprintf(buf, sizeof(buf), "governor %s; boost %s; SMT %s",
 		 rp_mach(s, "ak_governor"), rp_mach(s, "ak_boost"),
 		 rp_mach(s, "ak_smt"));
-	hrow("frequency", buf);
+	hrow(&t, "frequency", buf);
 	snprintf(buf, sizeof(buf), "%s; CFLAGS %s; configure %s",
 		 rp_mach(s, "ak_compiler"), rp_mach(s, "ak_cflags"),
 		 rp_mach(s, "ak_configure"));
-	hrow("compiler", buf);
+	hrow(&t, "compiler", buf);
 	snprintf(buf, sizeof(buf), "%s (%s)", rp_mach(s, "ak_counter_unit"),
 		 *s->counter ? s->counter : "none: ns only");
-	hrow("counter", buf);
-	hrow("per-CPU mode", rp_mach(s, "ak_percpu_mode"));
+	hrow(&t, "counter", buf);
+	hrow(&t, "per-CPU mode", rp_mach(s, "ak_percpu_mode"));
 	snprintf(buf, sizeof(buf), "cx16 %s; lse %s; isa207 %s",
 		 rp_mach(s, "ak_cx16"), rp_mach(s, "ak_lse"),
 		 rp_mach(s, "ak_isa207"));
-	hrow("CPU features", buf);
+	hrow(&t, "CPU features", buf);
 	snprintf(buf, sizeof(buf), "%s (%s), started %s",
 		 *rp_mach(s, "ak_run_mode") ? rp_mach(s, "ak_run_mode") :
 		 "unknown", rp_runs(s), rp_mach(s, "ak_run_started"));
-	hrow("run", buf);
+	hrow(&t, "run", buf);
 	snprintf(buf, sizeof(buf), "%s (rev %s)", rp_set_name(s),
 		 rp_mach(s, "ak_git_rev"));
-	hrow("date-rev", buf);
-	hrow("folder", s->path);
-	fputs("| suites | ", stdout);
-	for (i = 0; i < s->nr_suites; i++) {
-		printf("%s", i ? ", " : "");
-		md_text(s->suites[i].name);
-	}
-	if (s->missing.n) {
-		fputs("; **missing:", stdout);
-		for (i = 0; i < s->missing.n; i++) {
-			putchar(' ');
-			md_text(s->missing.v[i]);
-		}
-		fputs("** (interrupted run, or allocator not installed)",
-		      stdout);
-	}
-	puts(" |");
+	hrow(&t, "date-rev", buf);
+	hrow(&t, "folder", s->path);
+	f = open_memstream(&list, &len);
+	for (i = 0; f && i < s->nr_suites; i++)
+		fprintf(f, "%s%s", i ? ", " : "", rp_md('t', s->suites[i].name));
+	if (f && s->missing.n)
+		fprintf(f, "; %smissing:", RP_B);
+	for (i = 0; f && i < s->missing.n; i++)
+		fprintf(f, " %s", rp_md('t', s->missing.v[i]));
+	if (f && s->missing.n)
+		fprintf(f, "%s (interrupted run, or allocator not installed)",
+			RP_B);
+	if (!f || fclose(f))
+		exit(RP_EXIT_NOTHING);
+	rp_cell(&t, "suites");
+	rp_cell(&t, "%s", list);
+	free(list);
 	if (s->nr_problems) {
-		printf("| problems | %d reported on stderr; the first: ",
-		       s->nr_problems);
-		md_text(rp_why(s));
-		puts(" |");
+		rp_cell(&t, "problems");
+		rp_cell(&t, "%d reported on stderr; the first: %s",
+			s->nr_problems, rp_md('t', rp_why(s)));
 	}
+	rp_tab_print(&t);
 }
 
 /* ---- a. primitives ---- */
 
-static void prim_cells(const struct rp_set *s, const struct rp_bench *b,
-		       struct notes *n)
+static void prim_cells(struct rp_tab *t, const struct rp_set *s,
+		       const struct rp_bench *b)
 {
-	struct rp_fig u, t;
+	struct rp_fig u, f;
 
 	if (!b || b->skip) {
-		skip_cell(b, n);
-		fputs(" – | – |", stdout);
+		skip_cell(t, b);
+		rp_row(t, "–|–");
 		return;
 	}
 	rp_fig_unit(s, b, "", &u);
-	rp_fig(b, "real_time", &t);
-	printf(" %s | %s | %s |", rp_num(u.v), rp_num(t.v),
-	       rp_spread(isnan(u.v) ? &t : &u));
+	rp_fig(b, "real_time", &f);
+	rp_cell(t, "%s", rp_num(u.v));
+	rp_cell(t, "%s", rp_num(f.v));
+	rp_cell(t, "%s", rp_spread(isnan(u.v) ? &f : &u));
 }
 
 /* The benchmark of a primitive's row (its id) and the given metric. */
@@ -269,7 +249,7 @@ static void prim_ids(const struct rp_set *s, const char *suite,
 static void t_prim(const struct rp_set *s)
 {
 	struct rp_strs keys = { 0 };
-	struct notes n = { 0 };
+	struct rp_tab t;
 	int i;
 
 	prim_ids(s, "prim", &keys);
@@ -280,35 +260,30 @@ static void t_prim(const struct rp_set *s)
 	title(s, "Primitives, uncontended");
 	caption(s, NULL, "lat = a dependent chain, tput = independent operations on four lines, per operation",
 		"min - max over the runs, and cv");
-	printf("| primitive | instruction | ordering | lat (%s) | lat (ns) | lat spread | tput (%s) | tput (ns) | tput spread |\n",
+	rp_tab_init(&t, "lllrrlrrl");
+	rp_row(&t, "primitive|instruction|ordering|lat (%s)|lat (ns)|lat spread|tput (%s)|tput (ns)|tput spread",
 	       s->unit, s->unit);
-	puts("|---|---|---|--:|--:|---|--:|--:|---|");
 	for (i = 0; i < keys.n; i++) {
 		const struct rp_bench *lat = prim_of(s, "prim", keys.v[i],
 						     "metric", "lat");
 		const struct rp_bench *tput = prim_of(s, "prim", keys.v[i],
 						      "metric", "tput");
 		const struct rp_bench *id = *rp_f(lat, "insn") ? lat : tput;
-		bool dead = (!lat || lat->skip) && (!tput || tput->skip);
 
-		fputs("| ", stdout);
-		md_code(keys.v[i]);
-		fputs(" | ", stdout);
-		if (dead) {
+		rp_cell_as(&t, 'c', keys.v[i]);
+		if ((!lat || lat->skip) && (!tput || tput->skip)) {
 			/* a variant this CPU cannot run: the row says why */
-			md_skip((lat ? lat : tput)->skip);
-			puts(" | | – | – | – | – | – | – |");
+			rp_cell_as(&t, 's', (lat ? lat : tput)->skip);
+			rp_cell_none(&t);
+			rp_row(&t, "–|–|–|–|–|–");
 			continue;
 		}
-		md_code(rp_f(id, "insn"));
-		fputs(" | ", stdout);
-		md_text(rp_f(id, "ordering"));
-		fputs(" |", stdout);
-		prim_cells(s, lat, &n);
-		prim_cells(s, tput, &n);
-		putchar('\n');
+		rp_cell_as(&t, 'c', rp_f(id, "insn"));
+		rp_cell_as(&t, 't', rp_f(id, "ordering"));
+		prim_cells(&t, s, lat);
+		prim_cells(&t, s, tput);
 	}
-	notes_end(&n);
+	rp_tab_print(&t);
 	rp_strs_free(&keys);
 }
 
@@ -317,7 +292,8 @@ static void t_prim(const struct rp_set *s)
 static void t_percpu(const struct rp_set *s)
 {
 	struct grid g = { 0 };
-	struct notes n = { 0 };
+	struct rp_tab t;
+	char head[96];
 	int i, j;
 
 	for (i = 0; i < s->nr_bench; i++)
@@ -330,26 +306,15 @@ static void t_percpu(const struct rp_set *s)
 	}
 	title(s, "Per-CPU operations (this_cpu_*), by per-CPU mode");
 	caption(s, NULL, "per operation", "(min - max) after each figure");
-	printf("| op (%s) |", s->unit);
-	for (j = 0; j < g.cols.n; j++) {
-		putchar(' ');
-		md_text(g.cols.v[j]);
-		fputs(" |", stdout);
-	}
-	fputs("\n|---|", stdout);
-	for (j = 0; j < g.cols.n; j++)
-		fputs("--:|", stdout);
-	putchar('\n');
+	snprintf(head, sizeof(head), "op (%s)", s->unit);
+	grid_tab(&t, head, &g.cols);
 	for (i = 0; i < g.rows.n; i++) {
-		fputs("| ", stdout);
-		md_code(g.rows.v[i]);
-		fputs(" |", stdout);
+		rp_cell_as(&t, 'c', g.rows.v[i]);
 		for (j = 0; j < g.cols.n; j++)
-			unit_cell(s, grid_get(&g, g.rows.v[i], g.cols.v[j]),
-				  "", &n);
-		putchar('\n');
+			unit_cell(&t, s, grid_get(&g, g.rows.v[i],
+						  g.cols.v[j]), "");
 	}
-	notes_end(&n);
+	rp_tab_print(&t);
 	grid_free(&g);
 }
 
@@ -358,7 +323,7 @@ static void t_percpu(const struct rp_set *s)
 static void t_cas(const struct rp_set *s)
 {
 	struct rp_strs keys = { 0 };
-	struct notes n = { 0 };
+	struct rp_tab t;
 	int i;
 
 	prim_ids(s, "cas", &keys);
@@ -368,9 +333,9 @@ static void t_cas(const struct rp_set *s)
 	}
 	title(s, "CAS that succeeds against CAS that fails");
 	caption(s, NULL, "per operation", "min - max over the runs, and cv");
-	printf("| primitive | instruction | success (%s) | failure (%s) | failure / success | success (ns) | failure (ns) | success spread | failure spread |\n",
+	rp_tab_init(&t, "llrrrrrll");
+	rp_row(&t, "primitive|instruction|success (%s)|failure (%s)|failure / success|success (ns)|failure (ns)|success spread|failure spread",
 	       s->unit, s->unit);
-	puts("|---|---|--:|--:|--:|--:|--:|---|---|");
 	for (i = 0; i < keys.n; i++) {
 		const struct rp_bench *ok = prim_of(s, "cas", keys.v[i],
 						    "outcome", "success");
@@ -382,24 +347,23 @@ static void t_cas(const struct rp_set *s)
 		rp_fig_unit(s, ko, "", &uf);
 		rp_fig(ok, "real_time", &ts);
 		rp_fig(ko, "real_time", &tf);
-		fputs("| ", stdout);
-		md_code(keys.v[i]);
-		fputs(" | ", stdout);
-		md_code(rp_f(ok ? ok : ko, "insn"));
-		fputs(" |", stdout);
+		rp_cell_as(&t, 'c', keys.v[i]);
+		rp_cell_as(&t, 'c', rp_f(ok ? ok : ko, "insn"));
 		if (ok && ok->skip)
-			skip_cell(ok, &n);
+			skip_cell(&t, ok);
 		else
-			printf(" %s |", rp_num(us.v));
+			rp_cell(&t, "%s", rp_num(us.v));
 		if (ko && ko->skip)
-			skip_cell(ko, &n);
+			skip_cell(&t, ko);
 		else
-			printf(" %s |", rp_num(uf.v));
-		printf(" %s | %s | %s | %s | %s |\n",
-		       rp_num(uf.v / us.v), rp_num(ts.v), rp_num(tf.v),
-		       rp_spread(&us), rp_spread(&uf));
+			rp_cell(&t, "%s", rp_num(uf.v));
+		rp_cell(&t, "%s", rp_num(uf.v / us.v));
+		rp_cell(&t, "%s", rp_num(ts.v));
+		rp_cell(&t, "%s", rp_num(tf.v));
+		rp_cell(&t, "%s", rp_spread(&us));
+		rp_cell(&t, "%s", rp_spread(&uf));
 	}
-	notes_end(&n);
+	rp_tab_print(&t);
 	rp_strs_free(&keys);
 }
 
@@ -421,7 +385,7 @@ static void t_contention(const struct rp_set *s)
 	}
 	for (k = 0; k < places.n; k++) {
 		struct grid g = { 0 };
-		struct notes n = { 0 };
+		struct rp_tab t;
 		char what[128];
 
 		for (i = 0; i < s->nr_bench; i++) {
@@ -430,7 +394,7 @@ static void t_contention(const struct rp_set *s)
 			if (!rp_is(b, "suite", "contention") ||
 			    !rp_is(b, "placement", places.v[k]))
 				continue;
-			snprintf(tb, sizeof(tb), "%d", b->threads);
+			snprintf(tb, sizeof(tb), "%d thr", b->threads);
 			grid_add(&g, rp_prim_id(b, key, sizeof(key)), tb, b);
 		}
 		rp_strs_sort_num(&g.cols);
@@ -439,34 +403,25 @@ static void t_contention(const struct rp_set *s)
 		title(s, what);
 		printf("Unit: Mops/s, all threads together (the ops counter / 1e6); in brackets the fairness: the cv of the per-thread operation counts (0: even). Cells: %s. Spread: run-to-run spread not shown (see compare).\n\n",
 		       rp_runs(s));
-		fputs("| primitive |", stdout);
-		for (j = 0; j < g.cols.n; j++)
-			printf(" %s thr |", g.cols.v[j]);
-		fputs("\n|---|", stdout);
-		for (j = 0; j < g.cols.n; j++)
-			fputs("--:|", stdout);
-		putchar('\n');
+		grid_tab(&t, "primitive", &g.cols);
 		for (i = 0; i < g.rows.n; i++) {
-			fputs("| ", stdout);
-			md_code(g.rows.v[i]);
-			fputs(" |", stdout);
+			rp_cell_as(&t, 'c', g.rows.v[i]);
 			for (j = 0; j < g.cols.n; j++) {
 				const struct rp_bench *b =
 					grid_get(&g, g.rows.v[i], g.cols.v[j]);
 				struct rp_fig ops, cv;
 
 				if (!b || b->skip) {
-					skip_cell(b, &n);
+					skip_cell(&t, b);
 					continue;
 				}
 				rp_fig(b, "ops", &ops);
 				rp_fig(b, "cv", &cv);
-				printf(" %s (%s) |", rp_num(ops.v / 1e6),
-				       rp_num(cv.v));
+				rp_cell(&t, "%s (%s)", rp_num(ops.v / 1e6),
+					rp_num(cv.v));
 			}
-			putchar('\n');
 		}
-		notes_end(&n);
+		rp_tab_print(&t);
 		grid_free(&g);
 	}
 	rp_strs_free(&places);
@@ -477,8 +432,8 @@ static void t_contention(const struct rp_set *s)
 static void t_cacheline(const struct rp_set *s)
 {
 	struct grid g = { 0 }, ref = { 0 };
-	struct notes n = { 0 };
 	struct rp_strs live = { 0 }, dead = { 0 };
+	struct rp_tab t;
 	char key[128];
 	const char *pl;
 	int i, j;
@@ -507,29 +462,19 @@ static void t_cacheline(const struct rp_set *s)
 	title(s, "Cache-line transfer: one operation on a line another CPU left in state M, E, S or I");
 	caption(s, NULL, "per operation, by placement class of the two CPUs",
 		"(min - max) after each figure");
-	if (live.n) {
-		printf("| state/op (%s) |", s->unit);
-		for (j = 0; j < live.n; j++) {
-			putchar(' ');
-			md_text(live.v[j]);
-			fputs(" |", stdout);
-		}
-		fputs("\n|---|", stdout);
+	snprintf(key, sizeof(key), "state/op (%s)", s->unit);
+	grid_tab(&t, key, &live);
+	t.keep_notes = true;
+	for (i = 0; live.n && i < g.rows.n; i++) {
+		rp_cell_as(&t, 'c', g.rows.v[i]);
 		for (j = 0; j < live.n; j++)
-			fputs("--:|", stdout);
-		putchar('\n');
-		for (i = 0; i < g.rows.n; i++) {
-			fputs("| ", stdout);
-			md_code(g.rows.v[i]);
-			fputs(" |", stdout);
-			for (j = 0; j < live.n; j++)
-				unit_cell(s, grid_get(&g, g.rows.v[i],
-						      live.v[j]), "", &n);
-			putchar('\n');
-		}
-	} else if (g.n) {
-		puts("Every placement class was skipped on this machine.");
+			unit_cell(&t, s, grid_get(&g, g.rows.v[i], live.v[j]),
+				  "");
 	}
+	if (live.n)
+		rp_tab_print(&t);
+	else if (g.n)
+		puts("Every placement class was skipped on this machine.");
 	/* classes that never ran: one line, with the first reason */
 	for (j = 0; j < g.cols.n; j++) {
 		if (rp_strs_find(&live, g.cols.v[j]) >= 0)
@@ -538,42 +483,28 @@ static void t_cacheline(const struct rp_set *s)
 			if (!strcmp(g.v[i].c, g.cols.v[j]) && g.v[i].b->skip)
 				break;
 		if (i < g.n) {
-			char *t = rp_asprintf("%s (%s)", g.cols.v[j],
+			char *d = rp_asprintf("%s (%s)", g.cols.v[j],
 					      g.v[i].b->skip);
 
-			rp_strs_add(&dead, t);
-			free(t);
+			rp_strs_add(&dead, d);
+			free(d);
 		}
 	}
-	if (dead.n) {
-		fputs("\nPlacement classes not on this machine: ", stdout);
-		for (i = 0; i < dead.n; i++) {
-			fputs(i ? "; " : "", stdout);
-			md_text(dead.v[i]);
-		}
-		puts(".");
-	}
-	notes_end(&n);
+	for (i = 0; i < dead.n; i++)
+		printf("%s%s%s", i ? "; " : "\nPlacement classes not on this machine: ",
+		       rp_md('t', dead.v[i]), i == dead.n - 1 ? ".\n" : "");
+	rp_tab_notes(&t);
 	if (ref.n) {
-		printf("\nReference, the line in the same CPU's cache (cacheline/L*), %s:\n\n| level |",
+		printf("\nReference, the line in the same CPU's cache (cacheline/L*), %s:\n\n",
 		       s->unit);
-		for (j = 0; j < ref.cols.n; j++) {
-			putchar(' ');
-			md_text(ref.cols.v[j]);
-			fputs(" |", stdout);
-		}
-		fputs("\n|---|", stdout);
-		for (j = 0; j < ref.cols.n; j++)
-			fputs("--:|", stdout);
-		putchar('\n');
+		grid_tab(&t, "level", &ref.cols);
 		for (i = 0; i < ref.rows.n; i++) {
-			printf("| %s |", ref.rows.v[i]);
+			rp_cell(&t, "%s", ref.rows.v[i]);
 			for (j = 0; j < ref.cols.n; j++)
-				unit_cell(s, grid_get(&ref, ref.rows.v[i],
-						      ref.cols.v[j]), "", &n);
-			putchar('\n');
+				unit_cell(&t, s, grid_get(&ref, ref.rows.v[i],
+							  ref.cols.v[j]), "");
 		}
-		notes_end(&n);
+		rp_tab_print(&t);
 	}
 	rp_strs_free(&live);
 	rp_strs_free(&dead);
@@ -585,13 +516,13 @@ static void t_cacheline(const struct rp_set *s)
 
 static void t_harness(const struct rp_set *s)
 {
-	struct notes n = { 0 };
+	struct rp_tab t;
 	bool any = false;
 	int i;
 
 	for (i = 0; i < s->nr_bench; i++) {
 		const struct rp_bench *b = &s->bench[i];
-		struct rp_fig u, t;
+		struct rp_fig u, f;
 
 		if (!rp_is(b, "suite", "harness") &&
 		    !rp_is(b, "suite", "xcheck"))
@@ -600,35 +531,33 @@ static void t_harness(const struct rp_set *s)
 			title(s, "Harness and cross-check");
 			caption(s, NULL, "per iteration",
 				"min - max over the runs, and cv");
-			printf("| benchmark | %s | ns | spread | what |\n|---|--:|--:|---|---|\n",
-			       s->unit);
+			rp_tab_init(&t, "lrrll");
+			rp_row(&t, "benchmark|%s|ns|spread|what", s->unit);
 			any = true;
 		}
-		fputs("| ", stdout);
-		md_code(b->name);
-		fputs(" |", stdout);
+		rp_cell_as(&t, 'c', b->name);
 		if (b->skip) {
-			skip_cell(b, &n);
-			puts(" – | – | |");
-			continue;
-		}
-		if (rp_is(b, "suite", "xcheck")) {
+			skip_cell(&t, b);
+			rp_row(&t, "–|–");
+			rp_cell_none(&t);
+		} else if (rp_is(b, "suite", "xcheck")) {
 			/* the figures of a cross-check are its ratios */
 			rp_fig(b, "ratio_suite", &u);
-			rp_fig(b, "ratio_asm", &t);
-			printf(" – | – | – | ratio nolock/lock %s (suite) vs %s (asm); ",
-			       rp_num(u.v), rp_num(t.v));
+			rp_fig(b, "ratio_asm", &f);
+			rp_row(&t, "–|–|–");
+			rp_cell(&t, "ratio nolock/lock %s (suite) vs %s (asm); %s",
+				rp_num(u.v), rp_num(f.v), rp_md('t', b->label));
 		} else {
 			rp_fig_unit(s, b, "", &u);
-			rp_fig(b, "real_time", &t);
-			printf(" %s | %s | %s | ", rp_num(u.v), rp_num(t.v),
-			       rp_spread(&u));
+			rp_fig(b, "real_time", &f);
+			rp_cell(&t, "%s", rp_num(u.v));
+			rp_cell(&t, "%s", rp_num(f.v));
+			rp_cell(&t, "%s", rp_spread(&u));
+			rp_cell_as(&t, 't', b->label);
 		}
-		md_text(b->label);
-		puts(" |");
 	}
 	if (any)
-		notes_end(&n);
+		rp_tab_print(&t);
 }
 
 /* ---- slab ---- */
@@ -761,27 +690,11 @@ static void slab_grid(const struct rp_set *s, struct grid *g, const char *wl,
 	impls_sort(&g->cols);
 }
 
-static void impl_header(const char *first, const struct rp_strs *impls)
-{
-	int j;
-
-	printf("| %s |", first);
-	for (j = 0; j < impls->n; j++) {
-		putchar(' ');
-		md_text(impls->v[j]);
-		fputs(" |", stdout);
-	}
-	fputs("\n|---|", stdout);
-	for (j = 0; j < impls->n; j++)
-		fputs("--:|", stdout);
-	putchar('\n');
-}
-
 /* f. seed table 1: alloc(N) and free(N) rows, every impl a column */
 static void t_slab_seq(const struct rp_set *s)
 {
 	struct grid g = { 0 };
-	struct notes n = { 0 };
+	struct rp_tab t;
 	int i, j, k;
 
 	slab_grid(s, &g, "seq", AX_SIZE, 0, 0);
@@ -791,48 +704,46 @@ static void t_slab_seq(const struct rp_set *s)
 	}
 	title(s, "Slab, seed table 1: runs of 10000 allocations, then 10000 frees (slab/seq)");
 	caption(s, NULL, "per object", "(min - max) after each figure");
-	impl_header(s->unit, &g.cols);
+	grid_tab(&t, s->unit, &g.cols);
 	for (i = 0; i < g.rows.n; i++)
 		for (k = 0; k < 2; k++) {
-			printf("| %s(%s) |", k ? "free" : "alloc",
-			       g.rows.v[i]);
+			rp_cell(&t, "%s(%s)", k ? "free" : "alloc",
+				g.rows.v[i]);
 			for (j = 0; j < g.cols.n; j++)
-				unit_cell(s, grid_get(&g, g.rows.v[i],
-						      g.cols.v[j]),
-					  k ? "free_" : "alloc_", &n);
-			putchar('\n');
+				unit_cell(&t, s, grid_get(&g, g.rows.v[i],
+							  g.cols.v[j]),
+					  k ? "free_" : "alloc_");
 		}
-	notes_end(&n);
+	rp_tab_print(&t);
 
 	/* g. seed table 2: the same in ns, "alloc / free" */
 	title(s, "Slab, seed table 2: alloc / free per object, ns (slab/seq)");
 	caption(s, "ns", "\"alloc / free\" per object", "see table 1");
-	impl_header("size (B)", &g.cols);
+	grid_tab(&t, "size (B)", &g.cols);
 	for (i = 0; i < g.rows.n; i++) {
-		printf("| %s |", g.rows.v[i]);
+		rp_cell(&t, "%s", g.rows.v[i]);
 		for (j = 0; j < g.cols.n; j++) {
 			const struct rp_bench *b = grid_get(&g, g.rows.v[i],
 							    g.cols.v[j]);
 			struct rp_fig a, f;
 
 			if (!b || b->skip) {
-				skip_cell(b, &n);
+				skip_cell(&t, b);
 				continue;
 			}
 			rp_fig(b, "alloc_ns", &a);
 			rp_fig(b, "free_ns", &f);
-			printf(" %s / %s |", rp_num(a.v), rp_num(f.v));
+			rp_cell(&t, "%s / %s", rp_num(a.v), rp_num(f.v));
 		}
-		putchar('\n');
 	}
-	notes_end(&n);
+	rp_tab_print(&t);
 	grid_free(&g);
 }
 
 static void t_slab_pair(const struct rp_set *s)
 {
 	struct grid g = { 0 };
-	struct notes n = { 0 };
+	struct rp_tab t;
 	int i, j;
 
 	slab_grid(s, &g, "pair", AX_SIZE, 0, 0);
@@ -843,42 +754,60 @@ static void t_slab_pair(const struct rp_set *s)
 	title(s, "Slab, seed table 2 (pairs): alloc+free pairs (slab/pair)");
 	caption(s, NULL, "per pair, then ns",
 		"(min - max) of the unit figure");
-	impl_header("size (B)", &g.cols);
+	grid_tab(&t, "size (B)", &g.cols);
 	for (i = 0; i < g.rows.n; i++) {
-		printf("| %s |", g.rows.v[i]);
+		rp_cell(&t, "%s", g.rows.v[i]);
 		for (j = 0; j < g.cols.n; j++) {
 			const struct rp_bench *b = grid_get(&g, g.rows.v[i],
 							    g.cols.v[j]);
-			struct rp_fig u, t;
+			struct rp_fig u, f;
 
 			if (!b || b->skip) {
-				skip_cell(b, &n);
+				skip_cell(&t, b);
 				continue;
 			}
 			rp_fig_unit(s, b, "", &u);
-			rp_fig(b, "real_time", &t);
-			printf(" %s%s / %s ns |", rp_num(u.v), rp_range(&u),
-			       rp_num(t.v));
+			rp_fig(b, "real_time", &f);
+			rp_cell(&t, "%s%s / %s ns", rp_num(u.v), rp_range(&u),
+				rp_num(f.v));
 		}
-		putchar('\n');
 	}
-	notes_end(&n);
+	rp_tab_print(&t);
 	grid_free(&g);
 }
 
-/* "alloc / free" in the unit, per object */
-static void alloc_free_cell(const struct rp_set *s, const struct rp_bench *b,
-			    struct notes *n)
+/*
+ * A table of "alloc / free" in the unit per object, or of field as it
+ * is (Mobj_s), by size or thread count and impl.
+ */
+static void af_tab(const struct rp_set *s, const struct grid *g,
+		   const char *first, const char *field)
 {
-	struct rp_fig a, f;
+	struct rp_tab t;
+	int i, j;
 
-	if (!b || b->skip) {
-		skip_cell(b, n);
-		return;
+	grid_tab(&t, first, &g->cols);
+	for (i = 0; i < g->rows.n; i++) {
+		rp_cell(&t, "%s", g->rows.v[i]);
+		for (j = 0; j < g->cols.n; j++) {
+			const struct rp_bench *b = grid_get(g, g->rows.v[i],
+							    g->cols.v[j]);
+			struct rp_fig a, f;
+
+			if (!b || b->skip) {
+				skip_cell(&t, b);
+			} else if (field) {
+				rp_fig(b, field, &a);
+				rp_cell(&t, "%s", rp_num(a.v));
+			} else {
+				rp_fig_unit(s, b, "alloc_", &a);
+				rp_fig_unit(s, b, "free_", &f);
+				rp_cell(&t, "%s / %s", rp_num(a.v),
+					rp_num(f.v));
+			}
+		}
 	}
-	rp_fig_unit(s, b, "alloc_", &a);
-	rp_fig_unit(s, b, "free_", &f);
-	printf(" %s / %s |", rp_num(a.v), rp_num(f.v));
+	rp_tab_print(&t);
 }
 
 /* The size the throughput lines use: 64 bytes, else the first. */
@@ -893,10 +822,9 @@ static long pick_size(const struct rp_strs *sizes)
 static void t_slab_conc(const struct rp_set *s)
 {
 	struct grid all = { 0 }, g = { 0 }, tp = { 0 };
-	struct notes n = { 0 };
 	long t = 0, size;
 	char what[200], place[32];
-	int i, j;
+	int i;
 
 	slab_grid(s, &all, "conc", AX_THREADS, 0, 0);
 	if (!all.n) {
@@ -920,15 +848,7 @@ static void t_slab_conc(const struct rp_set *s)
 	title(s, what);
 	caption(s, NULL, "\"alloc / free\" per object per thread",
 		"not shown (see compare)");
-	impl_header("size (B)", &g.cols);
-	for (i = 0; i < g.rows.n; i++) {
-		printf("| %s |", g.rows.v[i]);
-		for (j = 0; j < g.cols.n; j++)
-			alloc_free_cell(s, grid_get(&g, g.rows.v[i],
-						    g.cols.v[j]), &n);
-		putchar('\n');
-	}
-	notes_end(&n);
+	af_tab(s, &g, "size (B)", NULL);
 
 	size = pick_size(&g.rows);
 	slab_grid(s, &tp, "conc", AX_THREADS, 0, size);
@@ -938,24 +858,7 @@ static void t_slab_conc(const struct rp_set *s)
 	title(s, what);
 	caption(s, "millions of objects allocated and freed per second, summed over the threads (Mobj\\_s)",
 		"per thread count", "not shown");
-	impl_header("threads", &tp.cols);
-	for (i = 0; i < tp.rows.n; i++) {
-		printf("| %s |", tp.rows.v[i]);
-		for (j = 0; j < tp.cols.n; j++) {
-			const struct rp_bench *b = grid_get(&tp, tp.rows.v[i],
-							    tp.cols.v[j]);
-			struct rp_fig m;
-
-			if (!b || b->skip) {
-				skip_cell(b, &n);
-				continue;
-			}
-			rp_fig(b, "Mobj_s", &m);
-			printf(" %s |", rp_num(m.v));
-		}
-		putchar('\n');
-	}
-	notes_end(&n);
+	af_tab(s, &tp, "threads", "Mobj_s");
 	grid_free(&tp);
 	grid_free(&g);
 remote:
@@ -976,15 +879,7 @@ remote:
 	title(s, what);
 	caption(s, NULL, "\"alloc / free\" per object per thread",
 		"not shown (see compare)");
-	impl_header("size (B)", &g.cols);
-	for (i = 0; i < g.rows.n; i++) {
-		printf("| %s |", g.rows.v[i]);
-		for (j = 0; j < g.cols.n; j++)
-			alloc_free_cell(s, grid_get(&g, g.rows.v[i],
-						    g.cols.v[j]), &n);
-		putchar('\n');
-	}
-	notes_end(&n);
+	af_tab(s, &g, "size (B)", NULL);
 	grid_free(&g);
 }
 
@@ -993,7 +888,8 @@ static void t_slab_bulk(const struct rp_set *s)
 {
 	struct grid gb = { 0 }, gf = { 0 };
 	struct rp_strs impls = { 0 }, sizes = { 0 };
-	struct notes n = { 0 };
+	struct rp_tab t;
+	char cell[96];
 	int i, j;
 
 	slab_grid(s, &gb, "bulk", AX_BULK, 0, 0);
@@ -1017,34 +913,39 @@ static void t_slab_bulk(const struct rp_set *s)
 	caption(s, "ns",
 		"\"bulk / single calls\" ns per object, and in brackets from_cpu, the share of objects the per-CPU level served",
 		"not shown (see compare)");
-	impl_header("bulk N", &impls);
+	grid_tab(&t, "bulk N", &impls);
 	for (i = 0; i < sizes.n; i++) {
-		printf("| %s |", sizes.v[i]);
+		rp_cell(&t, "%s", sizes.v[i]);
 		for (j = 0; j < impls.n; j++) {
 			const struct rp_bench *b = grid_get(&gb, sizes.v[i],
 							    impls.v[j]);
 			const struct rp_bench *f = grid_get(&gf, sizes.v[i],
 							    impls.v[j]);
 			struct rp_fig tb, tf, fc;
+			int n;
 
 			rp_fig(b, "real_time", &tb);
 			rp_fig(f, "real_time", &tf);
 			rp_fig(b, "from_cpu", &fc);
 			if (b && b->skip)
-				printf(" n/a (%d)", note(&n, b->skip));
+				n = snprintf(cell, sizeof(cell), "n/a (%d)",
+					     rp_tab_note(&t, b->skip));
 			else
-				printf(" %s", rp_num(tb.v));
+				n = snprintf(cell, sizeof(cell), "%s",
+					     rp_num(tb.v));
 			if (f && f->skip)
-				printf(" / n/a (%d)", note(&n, f->skip));
+				n += snprintf(cell + n, sizeof(cell) - n,
+					      " / n/a (%d)",
+					      rp_tab_note(&t, f->skip));
 			else
-				printf(" / %s", rp_num(tf.v));
-			if (!isnan(fc.v))
-				printf(" (%s)", rp_pct(fc.v));
-			fputs(" |", stdout);
+				n += snprintf(cell + n, sizeof(cell) - n,
+					      " / %s", rp_num(tf.v));
+			rp_cell(&t, "%s%s%s%s", cell, isnan(fc.v) ? "" : " (",
+				isnan(fc.v) ? "" : rp_pct(fc.v),
+				isnan(fc.v) ? "" : ")");
 		}
-		putchar('\n');
 	}
-	notes_end(&n);
+	rp_tab_print(&t);
 	rp_strs_free(&impls);
 	rp_strs_free(&sizes);
 	grid_free(&gb);
@@ -1056,6 +957,7 @@ static void t_slab_beside(const struct rp_set *s)
 {
 	struct grid g = { 0 };
 	struct rp_fig gp, gs;
+	struct rp_tab t;
 	int i;
 
 	slab_grid(s, &g, "pair", AX_SIZE, 0, 64);
@@ -1072,9 +974,9 @@ static void t_slab_beside(const struct rp_set *s)
 	caption(s, NULL,
 		"slab/pair per alloc+free pair; slab/seq alloc+free per object; ratios to malloc-glibc (below 1: cheaper)",
 		"min - max of the pair figure");
-	printf("| impl | pair (%s) | pair (ns) | pair spread | pair / glibc | seq alloc+free (%s) | seq (ns) | seq / glibc |\n",
+	rp_tab_init(&t, "lrrlrrrr");
+	rp_row(&t, "impl|pair (%s)|pair (ns)|pair spread|pair / glibc|seq alloc+free (%s)|seq (ns)|seq / glibc",
 	       s->unit, s->unit);
-	puts("|---|--:|--:|---|--:|--:|--:|--:|");
 	for (i = 0; i < g.cols.n; i++) {
 		const struct rp_bench *p = rp_slab(s, "pair", g.cols.v[i],
 						     "size", 64);
@@ -1086,14 +988,16 @@ static void t_slab_beside(const struct rp_set *s)
 		rp_fig(p, "real_time", &pt);
 		rp_fig_unit(s, q, "", &qu);
 		rp_fig(q, "real_time", &qt);
-		fputs("| ", stdout);
-		md_text(g.cols.v[i]);
-		printf(" | %s | %s | %s | %s | %s | %s | %s |\n",
-		       p && p->skip ? "skipped" : rp_num(pu.v), rp_num(pt.v),
-		       rp_spread(&pu), rp_num(pu.v / gp.v),
-		       q && q->skip ? "skipped" : rp_num(qu.v), rp_num(qt.v),
-		       rp_num(qu.v / gs.v));
+		rp_cell_as(&t, 't', g.cols.v[i]);
+		rp_cell(&t, "%s", p && p->skip ? "skipped" : rp_num(pu.v));
+		rp_cell(&t, "%s", rp_num(pt.v));
+		rp_cell(&t, "%s", rp_spread(&pu));
+		rp_cell(&t, "%s", rp_num(pu.v / gp.v));
+		rp_cell(&t, "%s", q && q->skip ? "skipped" : rp_num(qu.v));
+		rp_cell(&t, "%s", rp_num(qt.v));
+		rp_cell(&t, "%s", rp_num(qu.v / gs.v));
 	}
+	rp_tab_print(&t);
 	grid_free(&g);
 }
 
