@@ -128,11 +128,35 @@ else
 		2>"$tmp/err"
 	rc=$?
 	if [ $rc -eq 0 ] && ! grep -q '^|\|`\|\*\*\|^#' "$tmp/text" &&
-	    grep -q '^benchmark  *unit  *A  *B  *B/A ' "$tmp/text" &&
+	    grep -q '^benchmark  *unit  *A$' "$tmp/text" &&
+	    grep -q '^benchmark  *B  *B/A$' "$tmp/text" &&
 	    grep -q '^harness/empty_loop  ' "$tmp/text"; then
 		ok "compare --format=text: aligned columns, no Markdown"
 	else
 		not_ok "compare --format=text: exit $rc: $(head -c 300 "$tmp/text")"
+	fi
+	# text tables fit a mail: every line within 80 columns ("–" is one),
+	# no Markdown table rows, no escapes; long cells become notes
+	"$report" --format=text tables "$fixture" >"$tmp/text.tables" \
+		2>"$tmp/err"
+	rc=$?
+	for f in text text.tables; do
+		long=$(sed 's/–/-/g' "$tmp/$f" | awk 'length($0) > 80' | head -n 2)
+		if [ $rc -eq 0 ] && [ -z "$long" ] &&
+		    ! grep -q '|\|\\' "$tmp/$f"; then
+			ok "--format=text ($f): within 80 columns, no | or escapes"
+		else
+			not_ok "--format=text ($f): exit $rc, too long or escaped: $long"
+		fi
+	done
+	# the fixture's topology is too long for the header's table: a note;
+	# the primitive table is too wide for one: in parts
+	if grep -q '^topology  *(1)$' "$tmp/text.tables" &&
+	    grep -q '^(1) 1 package(s)' "$tmp/text.tables" &&
+	    [ "$(grep -c '^primitive ' "$tmp/text.tables")" -ge 2 ]; then
+		ok "--format=text tables: long cells as notes, wide tables in parts"
+	else
+		not_ok "--format=text tables: no notes or parts: $(head -c 300 "$tmp/text.tables")"
 	fi
 	expect "unknown format" 2 "unknown format 'html'" \
 		"$report" --format=html tables "$fixture"
