@@ -1464,24 +1464,23 @@ static int word_width(const char *s)
 	return w;
 }
 
-/* The widest body cell of column j that is not over cap. */
-static int body_width(const struct rp_tab *t, int j, int cap)
+/* The widest body cell of column j. */
+static int body_width(const struct rp_tab *t, int j)
 {
-	int i, w = 0, x;
+	int i, w = 0;
 
-	for (i = t->ncol + j; i < t->n; i += t->ncol) {
-		x = width(t->c[i]);
-		if (x > w)
-			w = x > cap ? (cap > w ? cap : w) : x;
-	}
+	for (i = t->ncol + j; i < t->n; i += t->ncol)
+		if (width(t->c[i]) > w)
+			w = width(t->c[i]);
 	return w;
 }
 
 /*
  * Widths that fit a text table into TEXT_COLS.  Headers wrap at their
  * spaces first; then the column whose narrowing moves the fewest cells
- * is narrowed (the first column, which names the row, last), and the
- * cells that no longer fit become numbered notes under the table.
+ * is narrowed (the first column, which names the row, last).  Without
+ * notes, only whether the rows fit without narrowing the first column;
+ * with them, the cells that no longer fit become numbered notes.
  */
 static bool tab_fit(struct rp_tab *t, int *w, int gap, bool notes)
 {
@@ -1489,7 +1488,7 @@ static bool tab_fit(struct rp_tab *t, int *w, int gap, bool notes)
 	int i, j, total, first = INT_MAX;
 
 	for (total = gap * (t->ncol - 1), j = 0; j < t->ncol; j++) {
-		cap[j] = body_width(t, j, INT_MAX);
+		cap[j] = body_width(t, j);
 		w[j] = cap[j] > width(t->c[j]) ? cap[j] : width(t->c[j]);
 		total += w[j];
 	}
