@@ -60,6 +60,14 @@ void akb_set_batch(struct akb_def *d, uint64_t batch);
  */
 void akb_skip_always(struct akb_def *d, enum akb_skip why,
 		     const char *detail);
+/*
+ * The benchmark's identity, one part at a time: written as "ak_<key>" into
+ * its entry of Google Benchmark's JSON, so that readers (atomkit-report)
+ * take the parts from fields instead of splitting the name.  Placement and
+ * the akb_arg_name() argument are added by the harness.
+ */
+void akb_field(struct akb_def *d, const char *key, const char *value);
+void akb_field_num(struct akb_def *d, const char *key, long value);
 /* Registers everything akb_new() built; called by main, not by suites. */
 void akb_register_all(void);
 

@@ -10,8 +10,11 @@
  */
 #include <benchmark/benchmark.h>
 
+#include <cstring>
+#include <map>
 #include <memory>
 #include <sched.h>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -30,6 +33,7 @@ struct akb_def {
 	int threads;
 	uint64_t batch;
 	std::string skip;
+	std::string fields;	/* akb_field()s, as JSON members */
 };
 
 struct akb_state {
@@ -49,6 +53,38 @@ static std::vector<std::unique_ptr<akb_def>> defs;
 static unsigned int place_mask = (1u << AKB_PLACE_NR) - 1;
 static bool place_given;
 static std::vector<int> sweep;
+/*
+ * The identity fields of each registered run, by what Google Benchmark
+ * reports as the run's function name and arguments: built from the parts
+ * at registration, so that nothing is read back out of a name.
+ */
+static std::map<std::string, std::string> run_fields;
+
+static std::string json_str(const char *s)
+{
+	std::string o("\"");
+	char hex[8];
+
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\') {
+			o += '\\';
+			o += (char)c;
+		} else if (c < 0x20) {
+			snprintf(hex, sizeof(hex), "\\u%04x", c);
+			o += hex;
+		} else {
+			o += (char)c;
+		}
+	}
+	return o + '"';
+}
+
+static std::string member(const char *key, const std::string &json)
+{
+	return std::string("      \"ak_") + key + "\": " + json + ",\n";
+}
 
 extern "C" {
 
@@ -76,6 +112,16 @@ struct akb_def *akb_new(const char *name, akb_fn fn, const void *arg,
 	d->batch = 1000;
 	defs.emplace_back(d);
 	return d;
+}
+
+void akb_field(struct akb_def *d, const char *key, const char *value)
+{
+	d->fields += member(key, json_str(value));
+}
+
+void akb_field_num(struct akb_def *d, const char *key, long value)
+{
+	d->fields += member(key, std::to_string(value));
 }
 
 void akb_add_arg(struct akb_def *d, int64_t v)
@@ -312,6 +358,20 @@ extern "C" void akb_register_all(void)
 				if (p != AKB_PLACE_SPREAD)
 					continue;
 			}
+			std::string f = d->fields;
+
+			if (placed)
+				f += member("placement", json_str(
+					akb_place_name((enum akb_place)p)));
+			if (d->args.empty())
+				run_fields[name + '\n'] = f;
+			/* Google Benchmark's args: "<ArgName>:<v>", or "<v>" */
+			for (int64_t a : d->args)
+				run_fields[name + '\n' + (d->arg_name.empty() ?
+					"" : d->arg_name + ":") +
+					std::to_string(a)] = d->arg_name.empty() ?
+					f : f + member(d->arg_name.c_str(),
+						       std::to_string(a));
 			auto *b = benchmark::RegisterBenchmark(
 				name.c_str(),
 				[d, place](benchmark::State &st) {
@@ -335,12 +395,66 @@ extern "C" void akb_add_context(const char *key, const char *value)
 	benchmark::AddCustomContext(key, value);
 }
 
+/*
+ * Google Benchmark's JSON with the identity fields of each run after its
+ * run_name.  Its JSONReporter writes a run's members itself (privately),
+ * so each run is rendered by it into a buffer and the fields are added
+ * there: the rest of the file stays exactly what Google Benchmark writes,
+ * and its own tools read it as before (extra members are ignored).
+ */
+class akb_json : public benchmark::JSONReporter {
+public:
+	void ReportRuns(const std::vector<Run> &runs) override
+	{
+		std::ostream &out = GetOutputStream();
+
+		for (const Run &r : runs) {
+			std::ostringstream buf;
+			std::string t;
+			size_t at;
+
+			SetOutputStream(&buf);
+			JSONReporter::ReportRuns(std::vector<Run>(1, r));
+			SetOutputStream(&out);
+			t = buf.str();
+			at = t.find("\"run_name\": ");
+			if (at != std::string::npos)
+				at = t.find('\n', at);
+			auto f = run_fields.find(r.run_name.function_name +
+						 '\n' + r.run_name.args);
+			if (at != std::string::npos && f != run_fields.end())
+				t.insert(at + 1, f->second);
+			out << t;
+		}
+	}
+};
+
+/* The value of --NAME=VALUE among Google Benchmark's flags, or NULL. */
+static const char *gb_flag(int argc, char **argv, const char *name)
+{
+	size_t l = strlen(name);
+	const char *v = NULL;
+
+	for (int i = 1; i < argc; i++)
+		if (!strncmp(argv[i], name, l) && argv[i][l] == '=')
+			v = argv[i] + l + 1;	/* the last one wins */
+	return v;
+}
+
 extern "C" int akb_gbench_run(int *argc, char **argv)
 {
+	const char *fmt = gb_flag(*argc, argv, "--benchmark_format");
+	const char *out = gb_flag(*argc, argv, "--benchmark_out");
+	const char *ofmt = gb_flag(*argc, argv, "--benchmark_out_format");
+	akb_json display, file;
+
 	benchmark::Initialize(argc, argv);
 	if (benchmark::ReportUnrecognizedArguments(*argc, argv))
 		return 2;
-	benchmark::RunSpecifiedBenchmarks();
+	benchmark::RunSpecifiedBenchmarks(
+		fmt && !strcmp(fmt, "json") ? &display : nullptr,
+		out && *out && (!ofmt || !strcmp(ofmt, "json")) ? &file :
+		nullptr);
 	benchmark::Shutdown();
 	return 0;
 }

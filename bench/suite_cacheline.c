@@ -462,6 +462,9 @@ void akb_suite_cacheline(void)
 				akb_set_threads(d, st == CL_S && op == CL_LOAD ?
 						3 : 2);
 			}
+			akb_field(d, "suite", "cacheline");
+			akb_field(d, "state", cl_state_names[st]);
+			akb_field(d, "op", cl_op_names[op]);
 			akb_set_batch(d, CL_LINES);
 			if (st == CL_I && !CL_HAVE_FLUSH)
 				akb_skip_always(d, AKB_SKIP_NO_FLUSH, NULL);

@@ -102,6 +102,10 @@ void akb_suite_casfail(void)
 		snprintf(name, sizeof(name), "cas/%s/failure", full);
 		fail = akb_new(name, v[k].width == 64 ? bm_fail64 : bm_fail128,
 			       &v[k], 0);
+		akb_variant_fields(ok, "cas", &v[k]);
+		akb_field(ok, "outcome", "success");
+		akb_variant_fields(fail, "cas", &v[k]);
+		akb_field(fail, "outcome", "failure");
 		if (!v[k].usable()) {
 			akb_skip_always(ok, AKB_SKIP_UNUSABLE, NULL);
 			akb_skip_always(fail, AKB_SKIP_UNUSABLE, NULL);

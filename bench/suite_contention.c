@@ -571,9 +571,18 @@ void akb_suite_contention(void)
 			continue;
 		snprintf(name, sizeof(name), "contention/%s", full);
 		d = ct_new(name, e->fn, v);
+		akb_variant_fields(d, "contention", v);
 		if (!v->usable())
 			akb_skip_always(d, AKB_SKIP_UNUSABLE, NULL);
 	}
-	ct_new("contention/ref/spinlock", ct_ref_spinlock, NULL);
-	ct_new("contention/ref/mutex", ct_ref_mutex, NULL);
+	for (k = 0; k < 2; k++) {
+		static const char *const lock[] = { "spinlock", "mutex" };
+		struct akb_def *d;
+
+		snprintf(name, sizeof(name), "contention/ref/%s", lock[k]);
+		d = ct_new(name, k ? ct_ref_mutex : ct_ref_spinlock, NULL);
+		akb_field(d, "suite", "contention");
+		akb_field(d, "arch", "ref");
+		akb_field(d, "op", lock[k]);
+	}
 }

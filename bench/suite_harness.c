@@ -42,10 +42,21 @@ static void bm_counter_read(struct akb_state *s)
 		}
 }
 
+static struct akb_def *harness_new(const char *op, akb_fn fn)
+{
+	char name[64];
+	struct akb_def *d;
+
+	snprintf(name, sizeof(name), "harness/%s", op);
+	d = akb_new(name, fn, NULL, 0);
+	akb_field(d, "suite", "harness");
+	akb_field(d, "op", op);
+	return d;
+}
+
 void akb_suite_harness(void)
 {
-	akb_new("harness/empty_loop", bm_empty, NULL, 0);
-	akb_set_batch(akb_new("harness/unbatched_loop", bm_unbatched, NULL, 0),
-		      1);
-	akb_new("harness/counter_read", bm_counter_read, NULL, 0);
+	harness_new("empty_loop", bm_empty);
+	akb_set_batch(harness_new("unbatched_loop", bm_unbatched), 1);
+	harness_new("counter_read", bm_counter_read);
 }

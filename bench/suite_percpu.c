@@ -161,6 +161,9 @@ void akb_suite_percpu(void)
 				 op_names[op],
 				 ak_percpu_mode_name((enum ak_percpu_mode)m));
 			d = akb_new(name, bm_percpu, b, 0);
+			akb_field(d, "suite", "percpu");
+			akb_field(d, "op", op_names[op]);
+			akb_field(d, "mode", ak_percpu_mode_name(b->mode));
 			if (!ak_percpu_mode_available(b->mode, &why))
 				akb_skip_always(d, AKB_SKIP_PERCPU_MODE, why);
 		}

@@ -484,6 +484,9 @@ static void reg_sized(enum wl wl, int impl, const int *sizes, size_t nr,
 	snprintf(name, sizeof(name), "slab/%s/%s", wl_names[wl],
 		 impl_name(impl));
 	d = akb_new(name, bm_slab, add(wl, impl, default_mode), flags);
+	akb_field(d, "suite", "slab");
+	akb_field(d, "workload", wl_names[wl]);
+	akb_field(d, "design", impl_name(impl));
 	for (k = 0; k < nr; k++)
 		akb_add_arg(d, sizes[k]);
 	akb_arg_name(d, argname);
@@ -543,6 +546,11 @@ void akb_suite_slab(void)
 			d = akb_new(name, bm_slab,
 				    add(WL_PAIR_MODE, impl,
 					(enum ak_percpu_mode)m), 0);
+			akb_field(d, "suite", "slab");
+			akb_field(d, "workload", wl_names[WL_PAIR_MODE]);
+			akb_field(d, "design", impl_name(impl));
+			akb_field(d, "mode", ak_percpu_mode_name(
+					  (enum ak_percpu_mode)m));
 			if (!ak_percpu_mode_available((enum ak_percpu_mode)m,
 						      &why))
 				akb_skip_always(d, AKB_SKIP_PERCPU_MODE, why);

@@ -245,16 +245,51 @@ static void bm_ref_mutex(struct akb_state *s)
 		}
 }
 
+static void ref(const char *op, const char *metric, akb_fn fn,
+		const char *insn)
+{
+	char name[96];
+	struct akb_def *d;
+
+	snprintf(name, sizeof(name), "prim/ref/%s/%s", op, metric);
+	d = akb_new(name, fn, NULL, 0);
+	akb_field(d, "suite", "prim");
+	akb_field(d, "arch", "ref");
+	akb_field(d, "op", op);
+	akb_field(d, "metric", metric);
+	akb_field(d, "insn", insn);
+}
+
+/* The identity of a variant's benchmark (cas, contention share it). */
+void akb_variant_fields(struct akb_def *d, const char *suite,
+			const struct ak_variant *v)
+{
+	char op[64], order[96];
+
+	snprintf(op, sizeof(op), "%s%u", v->prim, v->width);
+	snprintf(order, sizeof(order), "%s%s", v->order,
+		 v->smp_safe ? "" : ", not SMP-safe");
+	akb_field(d, "suite", suite);
+	akb_field(d, "arch", v->arch);
+	akb_field(d, "op", op);
+	akb_field_num(d, "width", v->width);
+	akb_field(d, "variant", v->name);
+	akb_field(d, "ordering", order);
+	akb_field(d, "insn", v->insn);
+}
+
 void akb_suite_uncontended(void)
 {
 	size_t k;
 	char name[160], full[128];
 
-	akb_new("prim/ref/load/lat", bm_ref_load, NULL, 0);
-	akb_new("prim/ref/store/tput", bm_ref_store, NULL, 0);
-	akb_new("prim/ref/plain_rmw/lat", bm_ref_rmw, NULL, 0);
-	akb_new("prim/ref/spinlock/lat", bm_ref_spinlock, NULL, 0);
-	akb_new("prim/ref/mutex/lat", bm_ref_mutex, NULL, 0);
+	ref("load", "lat", bm_ref_load, "plain load, dependent");
+	ref("store", "tput", bm_ref_store, "plain store");
+	ref("plain_rmw", "lat", bm_ref_rmw, "plain load+add+store, not atomic");
+	ref("spinlock", "lat", bm_ref_spinlock,
+	    "pthread_spin_lock; x++; pthread_spin_unlock");
+	ref("mutex", "lat", bm_ref_mutex,
+	    "pthread_mutex_lock; x++; pthread_mutex_unlock");
 	for (k = 0; k < sizeof(entries) / sizeof(entries[0]); k++) {
 		const struct entry *e = &entries[k];
 		const struct ak_variant *v;
@@ -268,6 +303,10 @@ void akb_suite_uncontended(void)
 		lat = akb_new(name, e->lat, v, 0);
 		snprintf(name, sizeof(name), "prim/%s/tput", full);
 		tput = akb_new(name, e->tput, v, 0);
+		akb_variant_fields(lat, "prim", v);
+		akb_field(lat, "metric", "lat");
+		akb_variant_fields(tput, "prim", v);
+		akb_field(tput, "metric", "tput");
 		if (!v->usable()) {
 			akb_skip_always(lat, AKB_SKIP_UNUSABLE, NULL);
 			akb_skip_always(tput, AKB_SKIP_UNUSABLE, NULL);

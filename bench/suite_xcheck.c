@@ -206,6 +206,7 @@ void akb_suite_xcheck(void)
 	if (__get_cpuid(0x80000001, &a, &b, &c, &d))
 		xc_rdtscp = d & (1u << 27);
 	def = akb_new(XC_NAME, bm_xcheck, NULL, 0);
+	akb_field(def, "suite", "xcheck");
 	akb_set_batch(def, 1);	/* one cross-check per iteration */
 }
 #else
@@ -219,7 +220,9 @@ static void bm_xcheck(struct akb_state *s)
 
 void akb_suite_xcheck(void)
 {
-	akb_skip_always(akb_new(XC_NAME, bm_xcheck, NULL, 0),
-			AKB_SKIP_X86_64_ONLY, NULL);
+	struct akb_def *def = akb_new(XC_NAME, bm_xcheck, NULL, 0);
+
+	akb_field(def, "suite", "xcheck");
+	akb_skip_always(def, AKB_SKIP_X86_64_ONLY, NULL);
 }
 #endif

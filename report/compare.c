@@ -18,42 +18,40 @@ enum verdict { V_FASTER, V_SLOWER, V_NOISE, V_FASTER1, V_SLOWER1, V_SAME1,
 	       V_DIFFERS, V_SKIPPED, V_NOFIG };
 
 struct row {
-	const struct ak_bench *a, *b;
-	struct ak_fig fa, fb;
+	const struct rp_bench *a, *b;
+	struct rp_fig fa, fb;
 	const char *unit;
 	enum verdict v;
 };
 
 /* The figure a benchmark is judged by, the same field in both sets. */
-static void primary(const struct ak_set *sa, const struct ak_set *sb,
+static void primary(const struct rp_set *sa, const struct rp_set *sb,
 		    struct row *r, bool ns, enum dir *dir)
 {
-	const char *name = r->a->name;
-
 	*dir = LOWER_BETTER;
-	if (ak_has_prefix(name, "contention/")) {
+	if (rp_is(r->a, "suite", "contention")) {
 		/* throughput of all threads: higher is better */
-		ak_fig(r->a, "ops", &r->fa);
-		ak_fig(r->b, "ops", &r->fb);
-		ak_fig_scale(&r->fa, 1e-6);
-		ak_fig_scale(&r->fb, 1e-6);
+		rp_fig(r->a, "ops", &r->fa);
+		rp_fig(r->b, "ops", &r->fb);
+		rp_fig_scale(&r->fa, 1e-6);
+		rp_fig_scale(&r->fb, 1e-6);
 		r->unit = "Mops/s";
 		*dir = HIGHER_BETTER;
-	} else if (ak_has_prefix(name, "xcheck/")) {
-		ak_fig(r->a, "ratio_suite", &r->fa);
-		ak_fig(r->b, "ratio_suite", &r->fb);
+	} else if (rp_is(r->a, "suite", "xcheck")) {
+		rp_fig(r->a, "ratio_suite", &r->fa);
+		rp_fig(r->b, "ratio_suite", &r->fb);
 		r->unit = "ratio";
 		*dir = NO_BETTER;
 	} else {
-		bool ua = !ns && ak_fig_unit(sa, r->a, "", &r->fa);
-		bool ub = !ns && ak_fig_unit(sb, r->b, "", &r->fb);
+		bool ua = !ns && rp_fig_unit(sa, r->a, "", &r->fa);
+		bool ub = !ns && rp_fig_unit(sb, r->b, "", &r->fb);
 
 		if (ua && ub) {
 			r->unit = sa->unit;
 			return;
 		}
-		ak_fig(r->a, "real_time", &r->fa);
-		ak_fig(r->b, "real_time", &r->fb);
+		rp_fig(r->a, "real_time", &r->fa);
+		rp_fig(r->b, "real_time", &r->fb);
 		r->unit = "ns";
 	}
 }
@@ -73,15 +71,15 @@ static void judge(struct row *r, enum dir dir)
 	}
 	ratio = r->fb.v / r->fa.v;
 	better = dir == HIGHER_BETTER ? ratio > 1 : ratio < 1;
-	switch (ak_noise(&r->fa, &r->fb)) {
-	case AK_NOISE:
+	switch (rp_noise(&r->fa, &r->fb)) {
+	case RP_NOISE:
 		r->v = V_NOISE;
 		break;
-	case AK_DISTINCT:
+	case RP_DISTINCT:
 		r->v = dir == NO_BETTER ? V_DIFFERS : better ? V_FASTER :
 			V_SLOWER;
 		break;
-	case AK_UNJUDGED:
+	case RP_UNJUDGED:
 		r->v = ratio == 1 ? V_SAME1 : dir == NO_BETTER ? V_DIFFERS :
 			better ? V_FASTER1 : V_SLOWER1;
 		break;
@@ -100,20 +98,29 @@ static const char *const verdict_text[] = {
 	[V_NOFIG] = "no figure",
 };
 
-static void side(const char *what, const struct ak_set *a,
-		 const struct ak_set *b, const char *key)
+static void side(struct rp_tab *t, const char *what, const char *a,
+		 const char *b)
 {
-	printf("| %s | ", what);
-	md_text(ak_mach(a, key));
-	fputs(" | ", stdout);
-	md_text(ak_mach(b, key));
-	puts(" |");
+	rp_cell(t, "%s", what);
+	rp_cell_as(t, 't', a);
+	rp_cell_as(t, 't', b);
 }
 
 int cmd_compare(int argc, char **argv)
 {
-	struct ak_set *a = ak_set_load(argv[0]);
-	struct ak_set *b = ak_set_load(argv[1]);
+	static const char *const keys[][2] = {
+		{ "machine", "ak_machine" }, { "arch", "ak_arch" },
+		{ "CPU", "ak_cpu_model" }, { "kernel", "ak_kernel" },
+		{ "compiler", "ak_compiler" }, { "rev", "ak_git_rev" },
+		{ "counter", "ak_counter_unit" }, { "run mode", "ak_run_mode" },
+	};
+	static const char *const head[] = {
+		"benchmark", "unit", "A", "B", "B/A", "A spread", "B spread",
+		"verdict",
+	};
+	struct rp_tab t;
+	struct rp_set *a = rp_set_load(argv[0]);
+	struct rp_set *b = rp_set_load(argv[1]);
 	int cnt[V_NOFIG + 1] = { 0 };
 	int i, nr = 0, only_a = 0, only_b = 0, status;
 	struct row *rows = NULL;
@@ -121,15 +128,15 @@ int cmd_compare(int argc, char **argv)
 
 	(void)argc;
 	if (a->schema && b->schema && strcmp(a->schema, b->schema)) {
-		ak_problem("compare: %s has schema %s, %s has schema %s: not comparable",
+		rp_problem("compare: %s has schema %s, %s has schema %s: not comparable",
 			   a->path, a->schema, b->path, b->schema);
-		status = AK_EXIT_NOTHING;
+		status = RP_EXIT_NOTHING;
 		goto out;
 	}
 	if (!a->usable || !b->usable) {
-		ak_problem("compare: nothing compared: %s was rejected",
+		rp_problem("compare: nothing compared: %s was rejected",
 			   !a->usable ? a->path : b->path);
-		status = AK_EXIT_NOTHING;
+		status = RP_EXIT_NOTHING;
 		goto out;
 	}
 	/*
@@ -137,11 +144,11 @@ int cmd_compare(int argc, char **argv)
 	 * one unit: then ns throughout.
 	 */
 	ns = !*a->counter || strcmp(a->counter, b->counter) ||
-		strcmp(ak_machine_name(a), ak_machine_name(b));
+		strcmp(rp_machine_name(a), rp_machine_name(b));
 
-	rows = ak_alloc((a->nr_bench + 1) * sizeof(*rows));
+	rows = rp_alloc((a->nr_bench + 1) * sizeof(*rows));
 	for (i = 0; i < a->nr_bench; i++) {
-		const struct ak_bench *y = ak_find(b, a->bench[i].name);
+		const struct rp_bench *y = rp_find(b, a->bench[i].name);
 		struct row *r = &rows[nr];
 		enum dir dir;
 
@@ -157,28 +164,26 @@ int cmd_compare(int argc, char **argv)
 		nr++;
 	}
 	for (i = 0; i < b->nr_bench; i++)
-		if (!ak_find(a, b->bench[i].name))
+		if (!rp_find(a, b->bench[i].name))
 			only_b++;
 
 	puts("# Compare\n");
-	puts("| | A | B |\n|---|---|---|");
-	printf("| set | ");
-	md_text(a->path);
-	fputs(" | ", stdout);
-	md_text(b->path);
-	puts(" |");
-	side("machine", a, b, "ak_machine");
-	side("arch", a, b, "ak_arch");
-	side("CPU", a, b, "ak_cpu_model");
-	side("kernel", a, b, "ak_kernel");
-	side("compiler", a, b, "ak_compiler");
-	side("rev", a, b, "ak_git_rev");
-	side("counter", a, b, "ak_counter_unit");
-	side("run mode", a, b, "ak_run_mode");
-	printf("| figures | %s | %s |\n", ak_runs(a), ak_runs(b));
-	side("emulated", a, b, "ak_emulated");
+	rp_tab_init(&t, "lll");
+	rp_cell_none(&t);
+	rp_cell(&t, "A");
+	rp_cell(&t, "B");
+	side(&t, "set", a->path, b->path);
+	for (i = 0; i < 8; i++)
+		side(&t, keys[i][0], rp_mach(a, keys[i][1]),
+		     rp_mach(b, keys[i][1]));
+	rp_cell(&t, "figures");
+	rp_cell(&t, "%s", rp_runs(a));
+	rp_cell(&t, "%s", rp_runs(b));
+	side(&t, "emulated", rp_mach(a, "ak_emulated"),
+	     rp_mach(b, "ak_emulated"));
+	rp_tab_print(&t);
 	putchar('\n');
-	if (strcmp(ak_machine_name(a), ak_machine_name(b)))
+	if (strcmp(rp_machine_name(a), rp_machine_name(b)))
 		puts("**Different machines**: the ratios compare the machines as much as the code.\n");
 	if (ns)
 		puts("The counters or the machines differ (or a counter is missing): every figure is compared in ns.\n");
@@ -199,39 +204,41 @@ int cmd_compare(int argc, char **argv)
 	printf(". Only in A: %d; only in B: %d.\n\n", only_a, only_b);
 	puts("Figures: medians. Faster means a lower cost, or a higher rate (Mops/s). Noise: the min-max ranges of A and B overlap, or they differ by less than twice the larger cv.\n");
 
-	puts("| benchmark | unit | A | B | B/A | A spread | B spread | verdict |");
-	puts("|---|---|--:|--:|--:|---|---|---|");
+	rp_tab_init(&t, "llrrrlll");
+	for (i = 0; i < 8; i++)
+		rp_cell(&t, "%s", head[i]);
 	for (i = 0; i < nr; i++) {
 		struct row *r = &rows[i];
 
-		fputs("| ", stdout);
-		md_code(r->a->name);
-		printf(" | %s |", r->unit);
+		rp_cell_as(&t, 'c', r->a->name);
+		rp_cell(&t, "%s", r->unit);
 		if (r->v == V_SKIPPED) {
-			fputs(" ", stdout);
-			if (r->a->skip) {
-				md_skip(r->a->skip);
-			} else {
-				fputs(ak_num(r->fa.v), stdout);
-			}
-			fputs(" | ", stdout);
-			if (r->b->skip) {
-				md_skip(r->b->skip);
-			} else {
-				fputs(ak_num(r->fb.v), stdout);
-			}
-			puts(" | – | | | skipped |");
+			if (r->a->skip)
+				rp_cell_as(&t, 's', r->a->skip);
+			else
+				rp_cell(&t, "%s", rp_num(r->fa.v));
+			if (r->b->skip)
+				rp_cell_as(&t, 's', r->b->skip);
+			else
+				rp_cell(&t, "%s", rp_num(r->fb.v));
+			rp_cell(&t, "–");
+			rp_cell_none(&t);
+			rp_cell_none(&t);
+			rp_cell(&t, "skipped");
 			continue;
 		}
-		printf(" %s | %s | %s | %s | %s | %s |\n", ak_num(r->fa.v),
-		       ak_num(r->fb.v), ak_num(r->fb.v / r->fa.v),
-		       ak_spread(&r->fa), ak_spread(&r->fb),
-		       verdict_text[r->v]);
+		rp_cell(&t, "%s", rp_num(r->fa.v));
+		rp_cell(&t, "%s", rp_num(r->fb.v));
+		rp_cell(&t, "%s", rp_num(r->fb.v / r->fa.v));
+		rp_cell(&t, "%s", rp_spread(&r->fa));
+		rp_cell(&t, "%s", rp_spread(&r->fb));
+		rp_cell(&t, "%s", verdict_text[r->v]);
 	}
-	status = ak_exit_status(2);
+	rp_tab_print(&t);
+	status = rp_exit_status(2);
 out:
 	free(rows);
-	ak_set_free(a);
-	ak_set_free(b);
+	rp_set_free(a);
+	rp_set_free(b);
 	return status;
 }

@@ -12,12 +12,13 @@
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
-int ak_nr_problems;
+int rp_nr_problems;
 
 static void vmsg(const char *fmt, va_list ap)
 {
@@ -28,18 +29,18 @@ static void vmsg(const char *fmt, va_list ap)
 	fputc('\n', stderr);
 }
 
-void ak_problem(const char *fmt, ...)
+void rp_problem(const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
 	vmsg(fmt, ap);
 	va_end(ap);
-	ak_nr_problems++;
+	rp_nr_problems++;
 }
 
 /* A message that is not a problem with the input (exit status unchanged). */
-void ak_note(const char *fmt, ...)
+void rp_note(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -48,32 +49,32 @@ void ak_note(const char *fmt, ...)
 	va_end(ap);
 }
 
-void *ak_alloc(size_t n)
+void *rp_alloc(size_t n)
 {
 	void *p = calloc(1, n ? n : 1);
 
 	if (!p) {
 		fputs("atomkit-report: out of memory\n", stderr);
-		exit(AK_EXIT_NOTHING);
+		exit(RP_EXIT_NOTHING);
 	}
 	return p;
 }
 
-void *ak_realloc(void *p, size_t n)
+void *rp_realloc(void *p, size_t n)
 {
 	p = realloc(p, n ? n : 1);
 	if (!p) {
 		fputs("atomkit-report: out of memory\n", stderr);
-		exit(AK_EXIT_NOTHING);
+		exit(RP_EXIT_NOTHING);
 	}
 	return p;
 }
 
-char *ak_strdup(const char *s)
+char *rp_strdup(const char *s)
 {
 	size_t n = strlen(s) + 1;
 
-	return memcpy(ak_alloc(n), s, n);
+	return memcpy(rp_alloc(n), s, n);
 }
 
 static char *vasprintf_or_die(const char *fmt, va_list ap)
@@ -82,12 +83,12 @@ static char *vasprintf_or_die(const char *fmt, va_list ap)
 
 	if (vasprintf(&p, fmt, ap) < 0) {
 		fputs("atomkit-report: out of memory\n", stderr);
-		exit(AK_EXIT_NOTHING);
+		exit(RP_EXIT_NOTHING);
 	}
 	return p;
 }
 
-char *ak_asprintf(const char *fmt, ...)
+char *rp_asprintf(const char *fmt, ...)
 {
 	va_list ap;
 	char *p;
@@ -100,7 +101,7 @@ char *ak_asprintf(const char *fmt, ...)
 
 /* ---- string lists ---- */
 
-int ak_strs_find(const struct ak_strs *l, const char *s)
+int rp_strs_find(const struct rp_strs *l, const char *s)
 {
 	int i;
 
@@ -111,17 +112,17 @@ int ak_strs_find(const struct ak_strs *l, const char *s)
 }
 
 /* Adds s unless present; returns the stored copy, stable until freed. */
-const char *ak_strs_add(struct ak_strs *l, const char *s)
+const char *rp_strs_add(struct rp_strs *l, const char *s)
 {
-	int i = ak_strs_find(l, s);
+	int i = rp_strs_find(l, s);
 
 	if (i >= 0)
 		return l->v[i];
 	if (l->n == l->cap) {
 		l->cap = l->cap ? 2 * l->cap : 8;
-		l->v = ak_realloc(l->v, l->cap * sizeof(*l->v));
+		l->v = rp_realloc(l->v, l->cap * sizeof(*l->v));
 	}
-	l->v[l->n] = ak_strdup(s);
+	l->v[l->n] = rp_strdup(s);
 	return l->v[l->n++];
 }
 
@@ -134,13 +135,13 @@ static int cmp_num(const void *a, const void *b)
 }
 
 /* Sizes, thread counts and batch sizes sort as numbers, not as text. */
-void ak_strs_sort_num(struct ak_strs *l)
+void rp_strs_sort_num(struct rp_strs *l)
 {
 	if (l->n > 1)
 		qsort(l->v, l->n, sizeof(*l->v), cmp_num);
 }
 
-void ak_strs_free(struct ak_strs *l)
+void rp_strs_free(struct rp_strs *l)
 {
 	int i;
 
@@ -157,12 +158,12 @@ void ak_strs_free(struct ak_strs *l)
  * used at all) replaces the reason kept for `check` and `index`, any
  * other problem only fills it if empty.
  */
-static void set_vproblem(struct ak_set *s, bool reject, const char *fmt,
+static void set_vproblem(struct rp_set *s, bool reject, const char *fmt,
 			 va_list ap)
 {
 	char *msg = vasprintf_or_die(fmt, ap);
 
-	ak_problem("%s", msg);
+	rp_problem("%s", msg);
 	s->nr_problems++;
 	if (reject) {
 		s->usable = false;
@@ -175,9 +176,9 @@ static void set_vproblem(struct ak_set *s, bool reject, const char *fmt,
 	}
 }
 
-static void set_problem(struct ak_set *s, const char *fmt, ...)
+static void set_problem(struct rp_set *s, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
-static void set_problem(struct ak_set *s, const char *fmt, ...)
+static void set_problem(struct rp_set *s, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -186,9 +187,9 @@ static void set_problem(struct ak_set *s, const char *fmt, ...)
 	va_end(ap);
 }
 
-static void set_reject(struct ak_set *s, const char *fmt, ...)
+static void set_reject(struct rp_set *s, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
-static void set_reject(struct ak_set *s, const char *fmt, ...)
+static void set_reject(struct rp_set *s, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -239,7 +240,7 @@ static char *unbare_nan(const char *path, size_t *len)
 	for (;;) {
 		size_t got;
 
-		in = ak_realloc(in, size + 65536);
+		in = rp_realloc(in, size + 65536);
 		got = fread(in + size, 1, 65536, f);
 		size += got;
 		if (got < 65536)
@@ -247,7 +248,7 @@ static char *unbare_nan(const char *path, size_t *len)
 	}
 	fclose(f);
 	cap = 2 * size + 1;
-	out = ak_alloc(cap);
+	out = rp_alloc(cap);
 	for (i = 0; i < size; ) {
 		char c = in[i];
 
@@ -291,7 +292,7 @@ static char *unbare_nan(const char *path, size_t *len)
 }
 
 /* Parses one file; a file that does not parse is reported and NULL. */
-static json_t *load_json(struct ak_set *s, const char *path)
+static json_t *load_json(struct rp_set *s, const char *path)
 {
 	json_error_t err, err2;
 	json_t *j;
@@ -325,85 +326,62 @@ static json_t *load_json(struct ak_set *s, const char *path)
 
 /* ---- benchmarks by name ---- */
 
-static uint32_t hash_str(const char *s)
+static struct rp_bench *bench_new(struct rp_set *s, const char *name)
 {
-	uint32_t h = 2166136261u;
-
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 16777619u;
-	return h;
-}
-
-static void hash_insert(struct ak_set *s, int idx)
-{
-	uint32_t i = hash_str(s->bench[idx].name) & (s->hash_cap - 1);
-
-	while (s->hash[i])
-		i = (i + 1) & (s->hash_cap - 1);
-	s->hash[i] = idx + 1;
-}
-
-static int bench_index(const struct ak_set *s, const char *name)
-{
-	uint32_t i;
-
-	if (!s->hash_cap)
-		return -1;
-	i = hash_str(name) & (s->hash_cap - 1);
-	while (s->hash[i]) {
-		if (!strcmp(s->bench[s->hash[i] - 1].name, name))
-			return s->hash[i] - 1;
-		i = (i + 1) & (s->hash_cap - 1);
-	}
-	return -1;
-}
-
-static struct ak_bench *bench_new(struct ak_set *s, const char *name)
-{
-	struct ak_bench *b;
-	int i;
+	struct rp_bench *b;
 
 	if (s->nr_bench == s->cap_bench) {
 		s->cap_bench = s->cap_bench ? 2 * s->cap_bench : 256;
-		s->bench = ak_realloc(s->bench,
+		s->bench = rp_realloc(s->bench,
 				      s->cap_bench * sizeof(*s->bench));
 	}
+	/* jansson's hash table: run_name -> index */
+	json_object_set_new(s->index, name, json_integer(s->nr_bench));
 	b = &s->bench[s->nr_bench++];
 	memset(b, 0, sizeof(*b));
 	b->name = name;
 	b->label = "";
-	if (2 * s->nr_bench > s->hash_cap) {
-		/* keep the table at most half full */
-		free(s->hash);
-		s->hash_cap = s->hash_cap ? 2 * s->hash_cap : 1024;
-		s->hash = ak_alloc(s->hash_cap * sizeof(*s->hash));
-		for (i = 0; i < s->nr_bench; i++)
-			hash_insert(s, i);
-	} else {
-		hash_insert(s, s->nr_bench - 1);
-	}
 	return b;
 }
 
-const struct ak_bench *ak_find(const struct ak_set *s, const char *name)
+static int bench_index(const struct rp_set *s, const char *name)
+{
+	json_t *i = json_object_get(s->index, name);
+
+	return i ? (int)json_integer_value(i) : -1;
+}
+
+const struct rp_bench *rp_find(const struct rp_set *s, const char *name)
 {
 	int i = bench_index(s, name);
 
 	return i < 0 ? NULL : &s->bench[i];
 }
 
-const struct ak_bench *ak_findf(const struct ak_set *s, const char *fmt, ...)
+/*
+ * The identity fields atomkit-bench writes into each benchmark entry
+ * (doc/benchmarks.md): the parts of the name, so that no name is split.
+ * Returns -1 for any other key, else whether the field is a number.
+ */
+static int id_field(const char *key)
 {
-	const struct ak_bench *b;
-	va_list ap;
-	char *name;
+	static const char *const str[] = {
+		"ak_suite", "ak_arch", "ak_op", "ak_variant", "ak_ordering",
+		"ak_insn", "ak_metric", "ak_outcome", "ak_state",
+		"ak_placement", "ak_mode", "ak_workload", "ak_design", NULL,
+	};
+	static const char *const num[] = {
+		"ak_width", "ak_size", "ak_bulk", NULL,
+	};
+	int i;
 
-	va_start(ap, fmt);
-	name = vasprintf_or_die(fmt, ap);
-	va_end(ap);
-	b = ak_find(s, name);
-	free(name);
-	return b;
+	for (i = 0; str[i]; i++)
+		if (!strcmp(key, str[i]))
+			return 0;
+	for (i = 0; num[i]; i++)
+		if (!strcmp(key, num[i]))
+			return 1;
+	return -1;
 }
 
 /* ---- suite files ---- */
@@ -428,7 +406,7 @@ static bool is_str_field(const char *key)
  * reported and dropped, so that no figure is ever read from it.  Returns
  * false when the row cannot be placed at all (no name).
  */
-static bool check_row(struct ak_set *s, const char *path, size_t i,
+static bool check_row(struct rp_set *s, const char *path, size_t i,
 		      json_t *row)
 {
 	bool had_name, had_time;
@@ -446,9 +424,17 @@ static bool check_row(struct ak_set *s, const char *path, size_t i,
 	json_object_foreach_safe(row, tmp, key, v) {
 		const char *want = NULL;
 
-		if (is_str_field(key)) {
+		if (is_str_field(key) || !id_field(key)) {
 			if (!json_is_string(v))
 				want = "a string";
+		} else if (id_field(key) > 0) {
+			if (!json_is_integer(v))
+				want = "an integer";
+		} else if (rp_has_prefix(key, "ak_")) {
+			set_problem(s, "%s: benchmarks[%zu].%s: not a field atomkit-bench writes: ignored",
+				    path, i, key);
+			json_object_del(row, key);
+			continue;
 		} else if (!strcmp(key, "error_occurred")) {
 			if (!json_is_boolean(v))
 				want = "a boolean";
@@ -468,6 +454,11 @@ static bool check_row(struct ak_set *s, const char *path, size_t i,
 			    path, i);
 	if (!json_object_get(row, "name"))
 		return false;
+	if (!json_is_string(json_object_get(row, "ak_suite"))) {
+		set_problem(s, "%s: benchmarks[%zu]: no ak_suite: row left out (written before atomkit-bench labelled its results? scripts/label-results adds the fields)",
+			    path, i);
+		return false;
+	}
 	/* an iteration that ran has a time; one that was skipped need not */
 	if (!had_time && !json_is_true(json_object_get(row, "error_occurred")) &&
 	    !json_object_get(row, "aggregate_name"))
@@ -481,7 +472,7 @@ static const char *row_str(json_t *row, const char *key)
 	return json_string_value(json_object_get(row, key));
 }
 
-static void add_row(struct ak_set *s, struct ak_suite *su, const char *path,
+static void add_row(struct rp_set *s, struct rp_suite *su, const char *path,
 		    size_t i, json_t *row)
 {
 	const char *name = row_str(row, "name");
@@ -490,7 +481,7 @@ static void add_row(struct ak_set *s, struct ak_suite *su, const char *path,
 	const char *agg = row_str(row, "aggregate_name");
 	const char *label = row_str(row, "label");
 	json_t *err = json_object_get(row, "error_occurred");
-	struct ak_bench *b;
+	struct rp_bench *b;
 	int idx;
 
 	if (!type)
@@ -512,6 +503,7 @@ static void add_row(struct ak_set *s, struct ak_suite *su, const char *path,
 	idx = bench_index(s, run);
 	if (idx < 0) {
 		b = bench_new(s, run);
+		b->id = row;
 		b->suite = su->name;
 		su->nr_bench++;
 	} else {
@@ -546,14 +538,14 @@ static void add_row(struct ak_set *s, struct ak_suite *su, const char *path,
 			b->cv = row;
 		return;
 	}
-	b->iter = ak_realloc(b->iter, (b->nr_iter + 1) * sizeof(*b->iter));
+	b->iter = rp_realloc(b->iter, (b->nr_iter + 1) * sizeof(*b->iter));
 	b->iter[b->nr_iter++] = row;
 }
 
-static void load_suite(struct ak_set *s, const char *stem)
+static void load_suite(struct rp_set *s, const char *stem)
 {
-	char *path = ak_asprintf("%s/%s.json", s->path, stem);
-	struct ak_suite *su;
+	char *path = rp_asprintf("%s/%s.json", s->path, stem);
+	struct rp_suite *su;
 	json_t *root, *ctx, *arr, *v;
 	size_t i;
 
@@ -566,10 +558,10 @@ static void load_suite(struct ak_set *s, const char *stem)
 		json_decref(root);
 		goto out;
 	}
-	s->suites = ak_realloc(s->suites,
+	s->suites = rp_realloc(s->suites,
 			       (s->nr_suites + 1) * sizeof(*s->suites));
 	su = &s->suites[s->nr_suites++];
-	su->name = ak_strdup(stem);
+	su->name = rp_strdup(stem);
 	su->root = root;
 	su->nr_bench = 0;
 
@@ -639,9 +631,9 @@ static bool file_exists(const char *path)
 	return !stat(path, &st) && S_ISREG(st.st_mode);
 }
 
-static void load_machine(struct ak_set *s)
+static void load_machine(struct rp_set *s)
 {
-	char *path = ak_asprintf("%s/machine.json", s->path);
+	char *path = rp_asprintf("%s/machine.json", s->path);
 	const char *key, *unit;
 	json_t *v;
 	void *tmp;
@@ -672,25 +664,25 @@ static void load_machine(struct ak_set *s)
 	v = json_object_get(s->machine, "ak_schema");
 	if (!v) {
 		set_reject(s, "%s: no ak_schema: not a set this atomkit-report can read (it reads version %s)",
-			   path, AK_SCHEMA);
+			   path, RP_SCHEMA);
 		goto out;
 	}
-	s->schema = ak_strdup(json_string_value(v));
-	if (strcmp(s->schema, AK_SCHEMA)) {
+	s->schema = rp_strdup(json_string_value(v));
+	if (strcmp(s->schema, RP_SCHEMA)) {
 		set_reject(s, "%s: schema version %s is unknown (this atomkit-report reads version %s)",
-			   path, s->schema, AK_SCHEMA);
+			   path, s->schema, RP_SCHEMA);
 		goto out;
 	}
-	s->counter = ak_mach(s, "ak_counter");
+	s->counter = rp_mach(s, "ak_counter");
 	if (!*s->counter) {
 		set_problem(s, "%s: no ak_counter: figures in ns only", path);
 		goto out;
 	}
-	s->emulated = ak_has_prefix(ak_mach(s, "ak_emulated"), "yes");
-	s->pus = atoi(ak_mach(s, "ak_pus"));
+	s->emulated = rp_has_prefix(rp_mach(s, "ak_emulated"), "yes");
+	s->pus = atoi(rp_mach(s, "ak_pus"));
 
 	/* "TSC ticks at 2599.9 MHz (lfence;...)" -> "TSC ticks" */
-	unit = ak_mach(s, "ak_counter_unit");
+	unit = rp_mach(s, "ak_counter_unit");
 	n = strcspn(unit, "(");
 	if (strstr(unit, " at ") && (size_t)(strstr(unit, " at ") - unit) < n)
 		n = strstr(unit, " at ") - unit;
@@ -708,23 +700,25 @@ out:
 	free(path);
 }
 
-struct ak_set *ak_set_load(const char *path)
+struct rp_set *rp_set_load(const char *path)
 {
-	struct ak_set *s = ak_alloc(sizeof(*s));
-	struct ak_strs stems = { 0 };
+	struct rp_set *s = rp_alloc(sizeof(*s));
+	struct rp_strs stems = { 0 };
 	struct dirent *d;
+	const char *p;
 	struct stat st;
 	size_t n;
 	DIR *dir;
 	int i;
 
-	s->path = ak_strdup(path);
+	s->path = rp_strdup(path);
 	n = strlen(s->path);
 	while (n > 1 && s->path[n - 1] == '/')
 		s->path[--n] = 0;
 	s->counter = "";
 	strcpy(s->unit, "ns");
 	s->usable = true;
+	s->index = json_object();
 
 	if (stat(s->path, &st)) {
 		set_reject(s, "%s: %s", s->path, strerror(errno));
@@ -754,7 +748,7 @@ struct ak_set *ak_set_load(const char *path)
 			continue;
 		memcpy(stem, d->d_name, l - 5);
 		stem[l - 5] = 0;
-		ak_strs_add(&stems, stem);
+		rp_strs_add(&stems, stem);
 	}
 	closedir(dir);
 	if (stems.n > 1)
@@ -763,26 +757,24 @@ struct ak_set *ak_set_load(const char *path)
 		load_suite(s, stems.v[i]);
 
 	/* what the run meant to write and did not: said, not an error */
-	{
-		char *list = ak_strdup(ak_mach(s, "ak_suites"));
-		char *save = NULL, *t;
+	for (p = rp_mach(s, "ak_suites"); *(p += strspn(p, " \t")); ) {
+		char *t = rp_asprintf("%.*s", (int)strcspn(p, " \t"), p);
 
-		for (t = strtok_r(list, " \t", &save); t;
-		     t = strtok_r(NULL, " \t", &save))
-			if (ak_strs_find(&stems, t) < 0)
-				ak_strs_add(&s->missing, t);
-		free(list);
+		p += strlen(t);
+		if (rp_strs_find(&stems, t) < 0)
+			rp_strs_add(&s->missing, t);
+		free(t);
 	}
 	if (!stems.n)
 		set_reject(s, "%s: empty: no suite results", s->path);
 	else if (!s->nr_bench)
 		set_reject(s, "%s: no benchmark could be read from any suite file",
 			   s->path);
-	ak_strs_free(&stems);
+	rp_strs_free(&stems);
 	return s;
 }
 
-void ak_set_free(struct ak_set *s)
+void rp_set_free(struct rp_set *s)
 {
 	int i;
 
@@ -791,13 +783,13 @@ void ak_set_free(struct ak_set *s)
 	for (i = 0; i < s->nr_bench; i++)
 		free(s->bench[i].iter);
 	free(s->bench);
-	free(s->hash);
+	json_decref(s->index);
 	for (i = 0; i < s->nr_suites; i++) {
 		free(s->suites[i].name);
 		json_decref(s->suites[i].root);
 	}
 	free(s->suites);
-	ak_strs_free(&s->missing);
+	rp_strs_free(&s->missing);
 	json_decref(s->machine);
 	free(s->schema);
 	free(s->why);
@@ -806,7 +798,7 @@ void ak_set_free(struct ak_set *s)
 }
 
 /* A machine.json value, "" when absent: never NULL. */
-const char *ak_mach(const struct ak_set *s, const char *key)
+const char *rp_mach(const struct rp_set *s, const char *key)
 {
 	const char *v = s->machine ?
 		json_string_value(json_object_get(s->machine, key)) : NULL;
@@ -826,7 +818,7 @@ static char *ring(void)
 }
 
 /* The path component count from the end: 0 the set, 1 its machine. */
-static const char *path_comp(const char *path, int up, char *buf, size_t n)
+const char *rp_path_comp(const char *path, int up, char *buf, size_t n)
 {
 	const char *end = path + strlen(path), *p;
 
@@ -844,28 +836,28 @@ static const char *path_comp(const char *path, int up, char *buf, size_t n)
 	return buf;
 }
 
-const char *ak_machine_name(const struct ak_set *s)
+const char *rp_machine_name(const struct rp_set *s)
 {
-	const char *m = ak_mach(s, "ak_machine");
+	const char *m = rp_mach(s, "ak_machine");
 
 	if (*m)
 		return m;
-	m = path_comp(s->path, 1, ring(), RINGLEN);
+	m = rp_path_comp(s->path, 1, ring(), RINGLEN);
 	return *m ? m : s->path;
 }
 
-const char *ak_set_name(const struct ak_set *s)
+const char *rp_set_name(const struct rp_set *s)
 {
-	const char *m = ak_mach(s, "ak_set");
+	const char *m = rp_mach(s, "ak_set");
 
-	return *m ? m : path_comp(s->path, 0, ring(), RINGLEN);
+	return *m ? m : rp_path_comp(s->path, 0, ring(), RINGLEN);
 }
 
 /*
  * Why the set was rejected, or its first problem, without the set's path
  * in front: where it is shown, the set is named already.
  */
-const char *ak_why(const struct ak_set *s)
+const char *rp_why(const struct rp_set *s)
 {
 	const char *why = s->why ? s->why : "";
 	size_t l = strlen(s->path);
@@ -877,11 +869,11 @@ const char *ak_why(const struct ak_set *s)
 	return why;
 }
 
-int ak_exit_status(int nr_usable)
+int rp_exit_status(int nr_usable)
 {
 	if (!nr_usable)
-		return AK_EXIT_NOTHING;
-	return ak_nr_problems ? AK_EXIT_PROBLEMS : AK_EXIT_OK;
+		return RP_EXIT_NOTHING;
+	return rp_nr_problems ? RP_EXIT_PROBLEMS : RP_EXIT_OK;
 }
 
 /* ---- figures ---- */
@@ -928,7 +920,7 @@ static int cmp_double(const void *a, const void *b)
  * and the min-max over the iteration rows.  Times are in ns.  False for a
  * skipped benchmark or one without the field.
  */
-bool ak_fig(const struct ak_bench *b, const char *field, struct ak_fig *f)
+bool rp_fig(const struct rp_bench *b, const char *field, struct rp_fig *f)
 {
 	double *vals;
 	int i, n = 0;
@@ -938,7 +930,7 @@ bool ak_fig(const struct ak_bench *b, const char *field, struct ak_fig *f)
 	f->reps = b ? b->reps : 0;
 	if (!b || b->skip)
 		return false;
-	vals = ak_alloc((b->nr_iter + 1) * sizeof(*vals));
+	vals = rp_alloc((b->nr_iter + 1) * sizeof(*vals));
 	for (i = 0; i < b->nr_iter; i++) {
 		double x = row_num(b->iter[i], field, true);
 
@@ -978,20 +970,20 @@ bool ak_fig(const struct ak_bench *b, const char *field, struct ak_fig *f)
 }
 
 /* The figure in the set's counter unit: field prefix + ak_counter. */
-bool ak_fig_unit(const struct ak_set *s, const struct ak_bench *b,
-		 const char *prefix, struct ak_fig *f)
+bool rp_fig_unit(const struct rp_set *s, const struct rp_bench *b,
+		 const char *prefix, struct rp_fig *f)
 {
 	char field[128];
 
 	if (!*s->counter) {
-		ak_fig(NULL, "", f);
+		rp_fig(NULL, "", f);
 		return false;
 	}
 	snprintf(field, sizeof(field), "%s%s", prefix, s->counter);
-	return ak_fig(b, field, f);
+	return rp_fig(b, field, f);
 }
 
-void ak_fig_scale(struct ak_fig *f, double k)
+void rp_fig_scale(struct rp_fig *f, double k)
 {
 	f->v *= k;
 	f->min *= k;
@@ -1002,7 +994,7 @@ void ak_fig_scale(struct ak_fig *f, double k)
  * f += g, for a sum of two figures (alloc + free): the median of a sum is
  * not the sum of medians, so the spread is dropped rather than made up.
  */
-void ak_fig_add(struct ak_fig *f, const struct ak_fig *g)
+void rp_fig_add(struct rp_fig *f, const struct rp_fig *g)
 {
 	f->v += g->v;
 	f->min = f->max = f->cv = NAN;
@@ -1015,34 +1007,34 @@ void ak_fig_add(struct ak_fig *f, const struct ak_fig *g)
  * difference is under twice the larger cv (relative to the smaller
  * figure).  A single run has no spread: it cannot be judged.
  */
-enum ak_noise ak_noise(const struct ak_fig *a, const struct ak_fig *b)
+enum rp_noise rp_noise(const struct rp_fig *a, const struct rp_fig *b)
 {
 	bool ra = a->n > 1, rb = b->n > 1;
 	bool ca = !isnan(a->cv) && a->reps > 1;
 	bool cb = !isnan(b->cv) && b->reps > 1;
 
 	if (!ra && !rb && !ca && !cb)
-		return AK_UNJUDGED;
+		return RP_UNJUDGED;
 	if (ra || rb) {
 		double alo = ra ? a->min : a->v, ahi = ra ? a->max : a->v;
 		double blo = rb ? b->min : b->v, bhi = rb ? b->max : b->v;
 
 		if (alo <= bhi && blo <= ahi)
-			return AK_NOISE;
+			return RP_NOISE;
 	}
 	if (ca || cb) {
 		double cv = fmax(ca ? a->cv : 0, cb ? b->cv : 0);
 		double lo = fmin(fabs(a->v), fabs(b->v));
 
 		if (lo > 0 && fabs(a->v - b->v) / lo < 2 * cv)
-			return AK_NOISE;
+			return RP_NOISE;
 	}
-	return AK_DISTINCT;
+	return RP_DISTINCT;
 }
 
 /* ---- names and labels ---- */
 
-bool ak_has_prefix(const char *s, const char *prefix)
+bool rp_has_prefix(const char *s, const char *prefix)
 {
 	while (*prefix)
 		if (*s++ != *prefix++)
@@ -1050,58 +1042,77 @@ bool ak_has_prefix(const char *s, const char *prefix)
 	return true;
 }
 
-/* Splits a benchmark name at '/' into buf; returns the part count. */
-int ak_split(const char *s, char *buf, size_t size, const char **part,
-	     int max)
+/* A string field of the benchmark's identity ("op"), "" if it has none. */
+const char *rp_f(const struct rp_bench *b, const char *key)
 {
-	char *p;
-	int n = 0;
+	char k[32];
+	const char *v;
 
-	snprintf(buf, size, "%s", s);
-	for (p = buf; n < max; ) {
-		part[n++] = p;
-		p = strchr(p, '/');
-		if (!p)
-			break;
-		*p++ = 0;
-	}
-	return n;
+	snprintf(k, sizeof(k), "ak_%s", key);
+	v = b ? json_string_value(json_object_get(b->id, k)) : NULL;
+	return v ? v : "";
 }
 
-/* The value of a "key:value" part ("threads:4" -> "4"), or NULL. */
-const char *ak_param(const char *const *part, int n, const char *key)
+/* A number of its identity ("size"), -1 if it has none. */
+long rp_n(const struct rp_bench *b, const char *key)
 {
-	size_t l = strlen(key);
+	char k[32];
+	json_t *v;
+
+	snprintf(k, sizeof(k), "ak_%s", key);
+	v = b ? json_object_get(b->id, k) : NULL;
+	return json_is_integer(v) ? (long)json_integer_value(v) : -1;
+}
+
+/*
+ * The benchmark of set s whose identity fields have the given values:
+ * key, value, ..., NULL; a field given as "" must be absent.
+ */
+const struct rp_bench *rp_find_by(const struct rp_set *s, ...)
+{
 	int i;
 
-	for (i = 0; i < n; i++)
-		if (!strncmp(part[i], key, l) && part[i][l] == ':')
-			return part[i] + l + 1;
+	for (i = 0; i < s->nr_bench; i++) {
+		const char *k;
+		va_list ap;
+
+		va_start(ap, s);
+		while ((k = va_arg(ap, const char *)) &&
+		       rp_is(&s->bench[i], k, va_arg(ap, const char *)))
+			;
+		va_end(ap);
+		if (!k)
+			return &s->bench[i];
+	}
 	return NULL;
 }
 
-/* The ordering in a label's brackets: "lock cmpxchgq [full]" -> "full". */
-bool ak_ordering(const char *label, char *buf, size_t size)
+/* The slab benchmark of workload wl and impl at arg ("size") = v. */
+const struct rp_bench *rp_slab(const struct rp_set *s, const char *wl,
+			       const char *impl, const char *arg, long v)
 {
-	const char *o = strrchr(label, '['), *c;
+	int i;
 
-	*buf = 0;
-	if (!o || !(c = strchr(o, ']')))
-		return false;
-	snprintf(buf, size, "%.*s", (int)(c - o - 1), o + 1);
-	return true;
+	for (i = 0; i < s->nr_bench; i++)
+		if (rp_is(&s->bench[i], "suite", "slab") &&
+		    rp_is(&s->bench[i], "workload", wl) &&
+		    rp_is(&s->bench[i], "design", impl) &&
+		    rp_n(&s->bench[i], arg) == v)
+			return &s->bench[i];
+	return NULL;
 }
 
-/* The instruction before the brackets: "lock cmpxchgq". */
-bool ak_instruction(const char *label, char *buf, size_t size)
+/* "x86_64/cmpxchg64/lock": what a primitive is called in the tables. */
+const char *rp_prim_id(const struct rp_bench *b, char *buf, size_t n)
 {
-	const char *o = strrchr(label, '[');
-	size_t n = o ? (size_t)(o - label) : strlen(label);
+	snprintf(buf, n, "%s/%s%s%s", rp_f(b, "arch"), rp_f(b, "op"),
+		 *rp_f(b, "variant") ? "/" : "", rp_f(b, "variant"));
+	return buf;
+}
 
-	while (n && label[n - 1] == ' ')
-		n--;
-	snprintf(buf, size, "%.*s", (int)n, label);
-	return n > 0;
+bool rp_is(const struct rp_bench *b, const char *key, const char *val)
+{
+	return !strcmp(rp_f(b, key), val);
 }
 
 /* ---- formatting ---- */
@@ -1110,7 +1121,7 @@ bool ak_instruction(const char *label, char *buf, size_t size)
  * Three significant digits, integers from 100 up: the precision the
  * figures carry (run-to-run spreads are a few percent).
  */
-const char *ak_num(double v)
+const char *rp_num(double v)
 {
 	char *b = ring();
 	size_t n;
@@ -1128,7 +1139,7 @@ const char *ak_num(double v)
 	return b;
 }
 
-const char *ak_pct(double frac)
+const char *rp_pct(double frac)
 {
 	char *b = ring();
 	double p = frac * 100;
@@ -1141,15 +1152,15 @@ const char *ak_pct(double frac)
 }
 
 /* "14.9 - 15.1, cv 0.5%", or "1 run". */
-const char *ak_spread(const struct ak_fig *f)
+const char *rp_spread(const struct rp_fig *f)
 {
 	bool cv = !isnan(f->cv) && f->reps > 1;
 	char lo[32], hi[32], c[32], *b;
 
 	/* local copies: the ring's buffers must not feed the ring */
-	snprintf(lo, sizeof(lo), "%s", ak_num(f->min));
-	snprintf(hi, sizeof(hi), "%s", ak_num(f->max));
-	snprintf(c, sizeof(c), "%s", ak_pct(f->cv));
+	snprintf(lo, sizeof(lo), "%s", rp_num(f->min));
+	snprintf(hi, sizeof(hi), "%s", rp_num(f->max));
+	snprintf(c, sizeof(c), "%s", rp_pct(f->cv));
 	b = ring();
 	if (f->n > 1 && cv)
 		snprintf(b, RINGLEN, "%s - %s, cv %s", lo, hi, c);
@@ -1165,21 +1176,21 @@ const char *ak_spread(const struct ak_fig *f)
 }
 
 /* " (190 - 201)" after a figure of several runs, else "". */
-const char *ak_range(const struct ak_fig *f)
+const char *rp_range(const struct rp_fig *f)
 {
 	char lo[32], hi[32], *b;
 
 	if (f->n < 2)
 		return "";
-	snprintf(lo, sizeof(lo), "%s", ak_num(f->min));
-	snprintf(hi, sizeof(hi), "%s", ak_num(f->max));
+	snprintf(lo, sizeof(lo), "%s", rp_num(f->min));
+	snprintf(hi, sizeof(hi), "%s", rp_num(f->max));
 	b = ring();
 	snprintf(b, RINGLEN, " (%s - %s)", lo, hi);
 	return b;
 }
 
 /* What a figure of this set is: "median of 5 runs". */
-const char *ak_runs(const struct ak_set *s)
+const char *rp_runs(const struct rp_set *s)
 {
 	char *b = ring();
 
@@ -1187,50 +1198,580 @@ const char *ak_runs(const struct ak_set *s)
 		snprintf(b, RINGLEN, "median of %d runs", s->reps);
 	else
 		snprintf(b, RINGLEN, "1 run each (%s mode)",
-			 *ak_mach(s, "ak_run_mode") ?
-			 ak_mach(s, "ak_run_mode") : "quick");
+			 *rp_mach(s, "ak_run_mode") ?
+			 rp_mach(s, "ak_run_mode") : "quick");
 	return b;
 }
 
-/* Text from the files, made inert in Markdown (and in a table cell). */
+/* ---- output: Markdown, or plain text for mail ---- */
+
+enum rp_format rp_format;
+static FILE *raw_out;		/* stdout before the text filter */
+
+/*
+ * Text from the files made inert in Markdown and in a table cell:
+ * kind 't' text, 'c' code (a '|' would still end the cell), 's' a skip
+ * reason as "skipped: why" (Google Benchmark's own may say it, and a run
+ * that failed says "failed: what", bench/skips.h).  Plain in text mode.
+ * The result lives until 32 more calls.
+ */
+const char *rp_md(char kind, const char *s)
+{
+	static char *ring_md[32];
+	static int next;
+	bool md = rp_format == RP_MD;
+	char **slot = &ring_md[next++ % 32];
+	size_t len;
+	FILE *f;
+
+	free(*slot);
+	f = open_memstream(slot, &len);
+	if (!f) {
+		fputs("atomkit-report: out of memory\n", stderr);
+		exit(RP_EXIT_NOTHING);
+	}
+	if (kind == 's' && !rp_has_prefix(s, "skipped") &&
+	    !rp_has_prefix(s, "failed: "))
+		fputs("skipped: ", f);
+	if (kind == 'c' && md && *s)
+		fputc('`', f);
+	for (const char *p = s; *p; p++) {
+		if (strchr("\n\r\t", *p))
+			fputc(' ', f);
+		else if (md && kind == 'c' && *p == '`')
+			fputc('\'', f);
+		else if (md && (kind == 'c' ? *p == '|' :
+				strchr("\\`*_[]<>|#", *p) != NULL))
+			fprintf(f, "\\%c", *p);
+		else
+			fputc(*p, f);
+	}
+	if (kind == 'c' && md && *s)
+		fputc('`', f);
+	fclose(f);
+	return *slot;
+}
+
 void md_text(const char *s)
 {
-	for (; *s; s++) {
-		if (*s == '\n' || *s == '\r' || *s == '\t')
-			putchar(' ');
-		else if (strchr("\\`*_[]<>|#", *s))
-			printf("\\%c", *s);
-		else
-			putchar(*s);
-	}
+	fputs(rp_md('t', s), stdout);
 }
 
 /*
- * A skip reason as "skipped: why": Google Benchmark's own may say it, and
- * a run that failed says "failed: what" (bench/skips.h).
+ * --format=text: the prose keeps its words and loses its markup (headings'
+ * #, **, `, and the backslashes that made text inert), so that it reads
+ * as it is in a mail.  Tables bypass it: rp_tab_print() lays them out.
  */
-void md_skip(const char *why)
+struct text_filter {
+	FILE *out;
+	bool bol, hash, esc, star;
+	char line[8192];	/* the line so far, wrapped at its end */
+	size_t n;
+};
+
+static void wrap(FILE *f, const char *s, int indent);
+
+static void text_put(struct text_filter *t, char c)
 {
-	if (!ak_has_prefix(why, "skipped") && !ak_has_prefix(why, "failed: "))
-		fputs("skipped: ", stdout);
-	md_text(why);
+	const char *l = t->line;
+	int lead;
+
+	if (c != '\n' && t->n < sizeof(t->line) - 1) {
+		t->line[t->n++] = c;
+		return;
+	}
+	t->line[t->n] = 0;
+	t->n = 0;
+	/* a list item's lines after the first under its text */
+	lead = strspn(l, " ");
+	wrap(t->out, l, lead + (l[lead] == '-' && l[lead + 1] == ' ') * 2);
 }
 
-/* A name or an instruction as code; a '|' would still end the cell. */
-void md_code(const char *s)
+static ssize_t text_write(void *cookie, const char *buf, size_t n)
 {
-	if (!*s)
-		return;
-	putchar('`');
-	for (; *s; s++) {
-		if (*s == '|')
-			fputs("\\|", stdout);
-		else if (*s == '`')
-			putchar('\'');
-		else if (*s == '\n' || *s == '\r' || *s == '\t')
-			putchar(' ');
-		else
-			putchar(*s);
+	struct text_filter *t = cookie;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		char c = buf[i];
+
+		if (t->esc) {
+			t->esc = false;
+			if (!strchr("\\`*_[]<>|#", c))
+				text_put(t, '\\');
+		} else if (t->bol && c == '#') {
+			t->hash = true;
+			continue;
+		} else if (t->hash && c == ' ') {
+			t->hash = false;
+			continue;
+		} else if (c == '\\') {
+			t->esc = true;
+			continue;
+		} else if (c == '`') {
+			continue;
+		} else if (c == '*' && !t->star) {
+			t->star = true;
+			continue;
+		}
+		if (t->star && c != '*')
+			text_put(t, '*');
+		t->star = false;
+		t->bol = c == '\n';
+		t->hash = false;
+		if (c != '*' || t->bol)
+			text_put(t, c);
 	}
-	putchar('`');
+	return n;
+}
+
+static int text_close(void *cookie)
+{
+	struct text_filter *t = cookie;
+
+	if (t->n)
+		text_put(t, '\n');
+	return fflush(t->out);
+}
+
+bool rp_set_format(const char *name)
+{
+	static struct text_filter t = { .bol = true };
+	cookie_io_functions_t io = { .write = text_write, .close = text_close };
+	FILE *f;
+
+	if (!strcmp(name, "markdown") || !strcmp(name, "md")) {
+		rp_format = RP_MD;
+		return true;
+	}
+	if (strcmp(name, "text"))
+		return false;
+	if (rp_format == RP_TEXT)
+		return true;
+	t.out = raw_out = stdout;
+	f = fopencookie(&t, "w", io);
+	if (!f)
+		return false;
+	rp_format = RP_TEXT;
+	stdout = f;
+	return true;
+}
+
+/* ---- the table printer: every table, in Markdown or aligned text ---- */
+
+/* The last alignment given stands for the columns after it. */
+static char tab_align(const struct rp_tab *t, int j)
+{
+	int n = strlen(t->align);
+
+	return t->align[j < n ? j : n - 1];
+}
+
+void rp_tab_init(struct rp_tab *t, const char *align)
+{
+	memset(t, 0, sizeof(*t));
+	snprintf(t->align, sizeof(t->align), "%s", align);
+	t->ncol = strlen(t->align);
+}
+
+static void tab_push(struct rp_tab *t, char *cell)
+{
+	if (t->n == t->cap) {
+		t->cap = t->cap ? 2 * t->cap : 64;
+		t->c = rp_realloc(t->c, t->cap * sizeof(*t->c));
+	}
+	t->c[t->n++] = cell;
+}
+
+/* A cell as printf would write it: figures, and text already rp_md(). */
+void rp_cell(struct rp_tab *t, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	tab_push(t, vasprintf_or_die(fmt, ap));
+	va_end(ap);
+}
+
+/*
+ * Cells from one line, split at each '|': a header.  A cell may have one
+ * "%s", filled from the arguments (strings) in turn.
+ */
+void rp_row(struct rp_tab *t, const char *fmt, ...)
+{
+	char *f = rp_strdup(fmt), *p, *q;
+	va_list ap;
+
+	va_start(ap, fmt);
+	for (p = f; p; p = q) {
+		q = strchr(p, '|');
+		if (q)
+			*q++ = 0;
+		tab_push(t, strstr(p, "%s") ?
+			 rp_asprintf(p, va_arg(ap, const char *)) :
+			 rp_strdup(p));
+	}
+	va_end(ap);
+	free(f);
+}
+
+void rp_cell_as(struct rp_tab *t, char kind, const char *s)
+{
+	tab_push(t, rp_strdup(rp_md(kind, s)));
+}
+
+/* A cell with nothing in it, not even the space of an empty one. */
+void rp_cell_none(struct rp_tab *t)
+{
+	tab_push(t, NULL);
+}
+
+/* The number of a note under the table; one text, one number. */
+int rp_tab_note(struct rp_tab *t, const char *text)
+{
+	rp_strs_add(&t->notes, text);
+	return rp_strs_find(&t->notes, text) + 1;
+}
+
+/* Columns on screen of n bytes: UTF-8 continuation bytes take none. */
+static int widthn(const char *s, size_t n)
+{
+	int w = 0;
+
+	for (; s && *s && n; s++, n--)
+		w += ((unsigned char)*s & 0xc0) != 0x80;
+	return w;
+}
+
+static int width(const char *s)
+{
+	return widthn(s, SIZE_MAX);
+}
+
+#define TEXT_COLS	80
+#define NOTE_REF_MIN	6	/* "(9999)" */
+
+/* The widest word of s: a header may wrap at its spaces, no narrower. */
+static int word_width(const char *s)
+{
+	int w = 0, n;
+
+	for (; s && *s; s += n + (s[n] == ' ')) {
+		n = strcspn(s, " ");
+		if (widthn(s, n) > w)
+			w = widthn(s, n);
+	}
+	return w;
+}
+
+/* The widest body cell of column j. */
+static int body_width(const struct rp_tab *t, int j)
+{
+	int i, w = 0;
+
+	for (i = t->ncol + j; i < t->n; i += t->ncol)
+		if (width(t->c[i]) > w)
+			w = width(t->c[i]);
+	return w;
+}
+
+/*
+ * Widths that fit a text table into TEXT_COLS.  Headers wrap at their
+ * spaces first; then the column whose narrowing moves the fewest cells
+ * is narrowed (the first column, which names the row, last).  Without
+ * notes, only whether the rows fit without narrowing the first column;
+ * with them, the cells that no longer fit become numbered notes.
+ */
+static bool tab_fit(struct rp_tab *t, int *w, int gap, bool notes)
+{
+	int *cap = rp_alloc(t->ncol * sizeof(*cap));
+	int i, j, total, first = INT_MAX;
+
+	for (total = gap * (t->ncol - 1), j = 0; j < t->ncol; j++) {
+		cap[j] = body_width(t, j);
+		w[j] = cap[j] > width(t->c[j]) ? cap[j] : width(t->c[j]);
+		total += w[j];
+	}
+	for (j = 0; total > TEXT_COLS && j < t->ncol; j++)
+		if (w[j] > cap[j] && w[j] > word_width(t->c[j])) {
+			int x = cap[j] > word_width(t->c[j]) ? cap[j] :
+				word_width(t->c[j]);
+
+			total -= w[j] - x;
+			w[j] = x;
+		}
+	while (total > TEXT_COLS) {
+		int best = -1, best_moved = 0, best_cap = 0, k, c, moved;
+
+		/* the first column names the row: it is narrowed last */
+		for (j = 1; j <= t->ncol && (best < 0 || j < t->ncol); j++) {
+			k = j % t->ncol;
+			c = word_width(t->c[k]);
+			if (c < NOTE_REF_MIN)
+				c = NOTE_REF_MIN;
+			/* the next narrower cell decides the new width */
+			for (i = t->ncol + k; i < t->n; i += t->ncol)
+				if (width(t->c[i]) < w[k] &&
+				    width(t->c[i]) > c)
+					c = width(t->c[i]);
+			if (c >= w[k])
+				continue;
+			for (moved = 0, i = t->ncol + k; i < t->n; i += t->ncol)
+				moved += width(t->c[i]) > c;
+			if (best < 0 || moved < best_moved) {
+				best = k;
+				best_moved = moved;
+				best_cap = c;
+			}
+		}
+		if (best < 0)
+			break;
+		if (!best)
+			first = best_cap;
+		total -= w[best] - best_cap;
+		w[best] = cap[best] = best_cap;
+	}
+	free(cap);
+	if (!notes)
+		return total <= TEXT_COLS && first == INT_MAX;
+	for (i = t->ncol; i < t->n; i++) {
+		if (width(t->c[i]) <= w[i % t->ncol])
+			continue;
+		j = rp_tab_note(t, t->c[i]);
+		free(t->c[i]);
+		t->c[i] = rp_asprintf("(%d)", j);
+	}
+	return true;
+}
+
+/*
+ * s on lines of at most TEXT_COLS, broken at spaces, the lines after the
+ * first indented; a word too long for any line is broken after a '/'.
+ */
+static void wrap(FILE *f, const char *s, int indent)
+{
+	bool fresh = true;
+	int col = strspn(s, " ");
+
+	fprintf(f, "%.*s", col, s);
+	s += col;
+	while (*s) {
+		int n = strcspn(s, " "), k;
+
+		if (!fresh && col + 1 + widthn(s, n) > TEXT_COLS) {
+			col = fprintf(f, "\n%*s", indent, "") - 1;
+			fresh = true;
+		}
+		if (!fresh)
+			col += fprintf(f, " ");
+		if (col + widthn(s, n) > TEXT_COLS) {
+			for (k = 0; widthn(s, k + 1) <= TEXT_COLS - col; k++)
+				;
+			while (k > 1 && s[k - 1] != '/' &&
+			       memchr(s, '/', k - 1))
+				k--;
+			col = fprintf(f, "%.*s\n%*s", k, s, indent, "") - k - 1;
+			s += k;
+			fresh = true;
+			continue;
+		}
+		col += widthn(s, n);
+		fprintf(f, "%.*s", n, s);
+		fresh = false;
+		s += n;
+		s += strspn(s, " ");
+	}
+	fputc('\n', f);
+}
+
+/* The notes of a table (skip reasons, long cells), then it is freed. */
+void rp_tab_notes(struct rp_tab *t)
+{
+	int i;
+
+	for (i = 0; i < t->notes.n; i++) {
+		if (rp_format == RP_TEXT) {
+			fflush(stdout);
+			char *line = rp_asprintf("(%d) %s", i + 1,
+						 t->notes.v[i]);
+
+			if (!i)
+				fputc('\n', raw_out);
+			wrap(raw_out, line, 4);
+			free(line);
+			continue;
+		}
+		printf("%s(%d) ", i ? "  \n" : "\n", i + 1);
+		md_text(t->notes.v[i]);
+	}
+	if (t->notes.n && rp_format == RP_MD)
+		putchar('\n');
+	for (i = 0; i < t->n; i++)
+		free(t->c[i]);
+	free(t->c);
+	rp_strs_free(&t->notes);
+	memset(t, 0, sizeof(*t));
+}
+
+/*
+ * Text: columns two spaces apart, figures ('r') aligned right, the header
+ * wrapped to its column and underlined (left out where it is empty),
+ * within TEXT_COLS where the cells allow.
+ */
+static void tab_text_part(struct rp_tab *t)
+{
+	int *w = rp_alloc(t->ncol * sizeof(*w));
+	const char **h = rp_alloc(t->ncol * sizeof(*h));
+	char *buf = NULL, *line, *end;
+	bool rest = false;
+	size_t len;
+	FILE *f = open_memstream(&buf, &len);
+	int i, j, gap;
+
+	if (!f)
+		exit(RP_EXIT_NOTHING);
+	for (j = 0; j < t->ncol; j++) {
+		h[j] = t->c[j] && *t->c[j] ? t->c[j] : NULL;
+		rest |= h[j] != NULL;
+	}
+	/* one blank between columns where two would not let the rows fit */
+	gap = tab_fit(t, w, 2, false) ? 2 : 1;
+	tab_fit(t, w, gap, true);
+	while (rest) {
+		/* a line of the header: the words of each cell that fit */
+		for (rest = false, j = 0; j < t->ncol; j++) {
+			int n = 0, e;
+
+			while (h[j] && h[j][n]) {
+				e = n + !!n;
+				e += strcspn(h[j] + e, " ");
+				if (n && widthn(h[j], e) > w[j])
+					break;
+				n = e;
+			}
+			fprintf(f, "%.*s%*s", n, h[j] ? h[j] : "",
+				w[j] - widthn(h[j], n) + gap, "");
+			if (h[j]) {
+				h[j] += n + strspn(h[j] + n, " ");
+				h[j] = *h[j] ? h[j] : NULL;
+				rest |= h[j] != NULL;
+			}
+		}
+		fputc('\n', f);
+		for (j = 0; !rest && j < t->ncol; j++)
+			fprintf(f, "%.*s%*s", w[j] ? w[j] : 1,
+				"--------------------------------------------------------------------------------",
+				gap, "");
+		if (!rest)
+			fputc('\n', f);
+	}
+	for (i = t->ncol; i < t->n; i += t->ncol) {
+		for (j = 0; j < t->ncol && i + j < t->n; j++) {
+			const char *c = t->c[i + j] ? t->c[i + j] : "";
+			int pad = w[j] - width(c);
+
+			if (tab_align(t, j) == 'r')
+				fprintf(f, "%*s%s%*s", pad, "", c, gap, "");
+			else
+				fprintf(f, "%s%*s", c, pad + gap, "");
+		}
+		fputc('\n', f);
+	}
+	if (fclose(f))
+		exit(RP_EXIT_NOTHING);
+	/* no blanks at the ends of lines */
+	fflush(stdout);
+	for (line = buf; *line; line = end + 1) {
+		end = strchr(line, '\n');
+		for (i = end - line; i > 0 && line[i - 1] == ' '; i--)
+			;
+		fprintf(raw_out, "%.*s\n", i, line);
+	}
+	free(buf);
+	free(h);
+	free(w);
+}
+
+#define GROUP_CELL	24	/* wider cells go to notes anyway */
+
+/*
+ * A table too wide for a line is printed in parts, each the first column
+ * and as many of the next as fit, so that fewer cells become notes.
+ */
+static void tab_text(struct rp_tab *t)
+{
+	int rows = (t->n + t->ncol - 1) / t->ncol, from = 1, to, i, j, sum;
+	struct rp_tab p;
+
+	for (;;) {
+		int w0 = word_width(t->c[0]);
+
+		for (i = t->ncol; i < t->n; i += t->ncol)
+			if (width(t->c[i]) > w0)
+				w0 = width(t->c[i]);
+		sum = w0 < GROUP_CELL ? w0 : GROUP_CELL;
+		for (to = from; to < t->ncol; to++) {
+			int x = word_width(t->c[to]);
+
+			for (i = t->ncol + to; i < t->n; i += t->ncol)
+				if (width(t->c[i]) > x)
+					x = width(t->c[i]);
+			sum += 2 + (x < GROUP_CELL ? x : GROUP_CELL);
+			if (sum > TEXT_COLS && to > from)
+				break;
+		}
+		if (from == 1 && to == t->ncol) {
+			tab_text_part(t);
+			return;
+		}
+		rp_tab_init(&p, "l");
+		p.ncol = 1 + to - from;
+		p.notes = t->notes;
+		for (i = 0; i < rows; i++)
+			for (j = -1; j < p.ncol - 1; j++) {
+				char *c = t->c[i * t->ncol + (j < 0 ? 0 : from + j)];
+
+				p.align[j + 1] = j < 0 ? t->align[0] :
+					tab_align(t, from + j);
+				tab_push(&p, c ? rp_strdup(c) : NULL);
+			}
+		p.align[p.ncol < 31 ? p.ncol : 31] = 0;
+		if (from > 1)
+			fputc('\n', raw_out);
+		tab_text_part(&p);
+		t->notes = p.notes;
+		for (i = 0; i < p.n; i++)
+			free(p.c[i]);
+		free(p.c);
+		if (to >= t->ncol)
+			return;
+		from = to;
+	}
+}
+
+/* The table, then its notes unless the caller still has a line to add. */
+void rp_tab_print(struct rp_tab *t)
+{
+	int i, j;
+
+	if (rp_format == RP_TEXT) {
+		tab_text(t);
+	} else {
+		/* "| a | b |" rows under a "|---|--:|" line */
+		for (i = 0; i < t->n; i += t->ncol) {
+			putchar('|');
+			for (j = i; j < i + t->ncol && j < t->n; j++)
+				printf(t->c[j] ? " %s |" : " |", t->c[j]);
+			putchar('\n');
+			if (i)
+				continue;
+			putchar('|');
+			for (j = 0; j < t->ncol; j++)
+				fputs(tab_align(t, j) == 'r' ? "--:|" : "---|",
+				      stdout);
+			putchar('\n');
+		}
+	}
+	if (!t->keep_notes)
+		rp_tab_notes(t);
 }

@@ -18,6 +18,10 @@ static const char usage_text[] =
 "       atomkit-report check SET...           validate only\n"
 "       atomkit-report --help\n"
 "\n"
+"--format=text (before or after the subcommand) writes plain text for mail\n"
+"and commit messages: aligned columns, no Markdown; --format=markdown is\n"
+"the default.\n"
+"\n"
 "A SET is a folder scripts/run-bench wrote: results/<arch>/<machine>/\n"
 "<date>-<rev>/ with machine.json and <suite>.json files.  Markdown goes to\n"
 "stdout; problems go to stderr, one line each, naming the file.\n"
@@ -47,7 +51,7 @@ static int usage_error(const char *fmt, const char *arg)
 	fputs("atomkit-report: ", stderr);
 	fprintf(stderr, fmt, arg);
 	fputs(" (try atomkit-report --help)\n", stderr);
-	return AK_EXIT_USAGE;
+	return RP_EXIT_USAGE;
 }
 
 /* `check`: validation only, a line per set on stdout. */
@@ -56,13 +60,13 @@ static int cmd_check(int argc, char **argv)
 	int i, usable = 0;
 
 	for (i = 0; i < argc; i++) {
-		struct ak_set *s = ak_set_load(argv[i]);
+		struct rp_set *s = rp_set_load(argv[i]);
 		int j, nb = 0;
 
 		for (j = 0; j < s->nr_suites; j++)
 			nb += s->suites[j].nr_bench;
 		if (!s->usable) {
-			printf("%s: rejected: %s\n", s->path, ak_why(s));
+			printf("%s: rejected: %s\n", s->path, rp_why(s));
 		} else {
 			usable++;
 			printf("%s: %s (%d suites, %d benchmarks", s->path,
@@ -80,9 +84,9 @@ static int cmd_check(int argc, char **argv)
 				fputs("; emulated: figures mean nothing", stdout);
 			puts(")");
 		}
-		ak_set_free(s);
+		rp_set_free(s);
 	}
-	return ak_exit_status(usable);
+	return rp_exit_status(usable);
 }
 
 int main(int argc, char **argv)
@@ -91,12 +95,20 @@ int main(int argc, char **argv)
 	char **args;
 	int i, n = 0;
 
+	/* --format may come first: "atomkit-report --format=text compare" */
+	while (argc > 1 && rp_has_prefix(argv[1], "--format=")) {
+		if (!rp_set_format(argv[1] + strlen("--format=")))
+			return usage_error("unknown format '%s' (markdown or text)",
+					   argv[1] + strlen("--format="));
+		argv++;
+		argc--;
+	}
 	if (argc < 2)
-		return usage(stderr, AK_EXIT_USAGE);
+		return usage(stderr, RP_EXIT_USAGE);
 	cmd = argv[1];
 	if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") ||
 	    !strcmp(cmd, "help"))
-		return usage(stdout, AK_EXIT_OK);
+		return usage(stdout, RP_EXIT_OK);
 	if (cmd[0] == '-')
 		return usage_error("unknown option '%s'", cmd);
 	if (strcmp(cmd, "tables") && strcmp(cmd, "select") &&
@@ -107,7 +119,7 @@ int main(int argc, char **argv)
 	/* operands, with -o for plot; "--" ends the options */
 	args = calloc(argc, sizeof(*args));
 	if (!args)
-		return AK_EXIT_NOTHING;
+		return RP_EXIT_NOTHING;
 	for (i = 2; i < argc; i++) {
 		const char *a = argv[i];
 
@@ -118,7 +130,7 @@ int main(int argc, char **argv)
 		}
 		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
 			free(args);
-			return usage(stdout, AK_EXIT_OK);
+			return usage(stdout, RP_EXIT_OK);
 		}
 		if (!strcmp(cmd, "plot") && (!strcmp(a, "-o") ||
 					     !strcmp(a, "--output"))) {
@@ -129,7 +141,15 @@ int main(int argc, char **argv)
 			outdir = argv[++i];
 			continue;
 		}
-		if (!strcmp(cmd, "plot") && ak_has_prefix(a, "--output=")) {
+		if (rp_has_prefix(a, "--format=")) {
+			if (!rp_set_format(a + strlen("--format="))) {
+				free(args);
+				return usage_error("unknown format '%s' (markdown or text)",
+						   a + strlen("--format="));
+			}
+			continue;
+		}
+		if (!strcmp(cmd, "plot") && rp_has_prefix(a, "--output=")) {
 			outdir = a + strlen("--output=");
 			continue;
 		}
@@ -172,8 +192,8 @@ int main(int argc, char **argv)
 	free(args);
 	/* a full disk must not pass for a complete report */
 	if (fflush(stdout) || ferror(stdout)) {
-		ak_problem("cannot write the output: %s", strerror(errno));
-		return AK_EXIT_NOTHING;
+		rp_problem("cannot write the output: %s", strerror(errno));
+		return RP_EXIT_NOTHING;
 	}
 	return i;
 }

@@ -20,16 +20,16 @@
 struct plots {
 	const char *outdir;
 	FILE *gp;
-	struct ak_strs svg;	/* the SVGs the script writes */
-	struct ak_strs title;	/* and their titles */
-	struct ak_strs tags;
+	struct rp_strs svg;	/* the SVGs the script writes */
+	struct rp_strs title;	/* and their titles */
+	struct rp_strs tags;
 	bool failed;		/* a data file could not be written */
 };
 
 /* mkdir -p */
 static bool make_dir(const char *path)
 {
-	char *p = ak_strdup(path), *q;
+	char *p = rp_strdup(path), *q;
 	struct stat st;
 	bool ok = true;
 
@@ -54,11 +54,11 @@ static bool make_dir(const char *path)
 
 static FILE *open_out(struct plots *pl, const char *name)
 {
-	char *path = ak_asprintf("%s/%s", pl->outdir, name);
+	char *path = rp_asprintf("%s/%s", pl->outdir, name);
 	FILE *f = fopen(path, "w");
 
 	if (!f) {
-		ak_problem("%s: cannot write: %s", path, strerror(errno));
+		rp_problem("%s: cannot write: %s", path, strerror(errno));
 		pl->failed = true;
 	}
 	free(path);
@@ -68,7 +68,7 @@ static FILE *open_out(struct plots *pl, const char *name)
 static bool close_out(struct plots *pl, FILE *f, const char *name)
 {
 	if (fclose(f)) {
-		ak_problem("%s/%s: cannot write: %s", pl->outdir, name,
+		rp_problem("%s/%s: cannot write: %s", pl->outdir, name,
 			   strerror(errno));
 		pl->failed = true;
 		return false;
@@ -104,34 +104,34 @@ static void dat_num(FILE *f, double v)
 }
 
 /* A file-name-safe tag per set: machine and set name. */
-static const char *set_tag(struct plots *pl, const struct ak_set *s)
+static const char *set_tag(struct plots *pl, const struct rp_set *s)
 {
 	char buf[200], *p;
 	int n = 1;
 
-	snprintf(buf, sizeof(buf), "%s-%s", ak_machine_name(s),
-		 ak_set_name(s));
+	snprintf(buf, sizeof(buf), "%s-%s", rp_machine_name(s),
+		 rp_set_name(s));
 	for (p = buf; *p; p++)
 		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-",
 			    *p))
 			*p = '_';
-	while (ak_strs_find(&pl->tags, buf) >= 0) {
+	while (rp_strs_find(&pl->tags, buf) >= 0) {
 		size_t l = strlen(buf);
 
 		/* two sets of one name: keep both */
 		snprintf(buf + (l > 180 ? 180 : l), 20, "-%d", ++n);
 	}
-	return ak_strs_add(&pl->tags, buf);
+	return rp_strs_add(&pl->tags, buf);
 }
 
 /* Appends, duplicates kept: two sets of one machine share titles. */
-static void push(struct ak_strs *l, const char *s)
+static void push(struct rp_strs *l, const char *s)
 {
 	if (l->n == l->cap) {
 		l->cap = l->cap ? 2 * l->cap : 8;
-		l->v = ak_realloc(l->v, l->cap * sizeof(*l->v));
+		l->v = rp_realloc(l->v, l->cap * sizeof(*l->v));
 	}
-	l->v[l->n++] = ak_strdup(s);
+	l->v[l->n++] = rp_strdup(s);
 }
 
 static void gp_begin(struct plots *pl, const char *svg, const char *title)
@@ -147,33 +147,26 @@ static void gp_begin(struct plots *pl, const char *svg, const char *title)
 
 /* ---- cost per primitive: bars, a cluster per primitive, a bar per set */
 
-static bool plotted_prim(const char *name, char *key, size_t n)
+static bool plotted_prim(const struct rp_bench *b, char *key, size_t n)
 {
-	char buf[256];
-	const char *p[8];
-	int np = ak_split(name, buf, sizeof(buf), p, 8);
-	size_t l;
-
 	/* arch primitives of 64 and 128 bits, and the locks for reference */
-	if (np == 4 && !strcmp(p[0], "prim") && !strcmp(p[1], "ref") &&
-	    !strcmp(p[3], "lat") && (!strcmp(p[2], "spinlock") ||
-				      !strcmp(p[2], "mutex"))) {
-		snprintf(key, n, "%s", p[2]);
+	if (!rp_is(b, "suite", "prim") || !rp_is(b, "metric", "lat"))
+		return false;
+	if (rp_is(b, "arch", "ref") && (rp_is(b, "op", "spinlock") ||
+					rp_is(b, "op", "mutex"))) {
+		snprintf(key, n, "%s", rp_f(b, "op"));
 		return true;
 	}
-	if (np != 5 || strcmp(p[0], "prim") || strcmp(p[4], "lat") ||
-	    !strcmp(p[1], "ref") || !strcmp(p[1], "generic"))
+	if (rp_is(b, "arch", "ref") || rp_is(b, "arch", "generic") ||
+	    rp_n(b, "width") == 32 || !*rp_f(b, "variant"))
 		return false;
-	l = strlen(p[2]);
-	if (l >= 2 && !strcmp(p[2] + l - 2, "32"))
-		return false;
-	snprintf(key, n, "%s/%s", p[2], p[3]);
+	snprintf(key, n, "%s/%s", rp_f(b, "op"), rp_f(b, "variant"));
 	return true;
 }
 
-static void plot_prims(struct plots *pl, struct ak_set **sets, int n)
+static void plot_prims(struct plots *pl, struct rp_set **sets, int n)
 {
-	struct ak_strs keys = { 0 };
+	struct rp_strs keys = { 0 };
 	char key[128];
 	FILE *f;
 	int i, j, k;
@@ -181,11 +174,11 @@ static void plot_prims(struct plots *pl, struct ak_set **sets, int n)
 	for (i = 0; i < n; i++)
 		for (j = 0; j < sets[i]->nr_bench; j++)
 			if (!sets[i]->bench[j].skip &&
-			    plotted_prim(sets[i]->bench[j].name, key,
+			    plotted_prim(&sets[i]->bench[j], key,
 					 sizeof(key)))
-				ak_strs_add(&keys, key);
+				rp_strs_add(&keys, key);
 	if (!keys.n) {
-		ak_note("plot: no uncontended primitives in the sets: no primitives.svg");
+		rp_note("plot: no uncontended primitives in the sets: no primitives.svg");
 		return;
 	}
 	f = open_out(pl, "primitives.dat");
@@ -194,22 +187,22 @@ static void plot_prims(struct plots *pl, struct ak_set **sets, int n)
 	fputs("primitive", f);
 	for (i = 0; i < n; i++) {
 		fputc('\t', f);
-		dat_str(f, ak_machine_name(sets[i]));
+		dat_str(f, rp_machine_name(sets[i]));
 		fputc(' ', f);
-		dat_str(f, ak_set_name(sets[i]));
+		dat_str(f, rp_set_name(sets[i]));
 	}
 	fputc('\n', f);
 	for (k = 0; k < keys.n; k++) {
 		dat_str(f, keys.v[k]);
 		for (i = 0; i < n; i++) {
-			struct ak_fig t;
+			struct rp_fig t;
 
-			ak_fig(NULL, "", &t);
+			rp_fig(NULL, "", &t);
 			for (j = 0; j < sets[i]->nr_bench; j++)
-				if (plotted_prim(sets[i]->bench[j].name, key,
+				if (plotted_prim(&sets[i]->bench[j], key,
 						 sizeof(key)) &&
 				    !strcmp(key, keys.v[k]) &&
-				    ak_fig(&sets[i]->bench[j], "real_time", &t))
+				    rp_fig(&sets[i]->bench[j], "real_time", &t))
 					break;
 			dat_num(f, t.v);
 		}
@@ -228,35 +221,27 @@ static void plot_prims(struct plots *pl, struct ak_set **sets, int n)
 			i ? ", " : "", i + 2, i ? "" : ":xtic(1)", i + 2);
 	fputc('\n', pl->gp);
 out:
-	ak_strs_free(&keys);
+	rp_strs_free(&keys);
 }
 
 /* ---- contention: Mops/s against threads, a line per primitive ---- */
 
-static bool cont_key(const char *name, bool generic, const char *place,
-		     char *key, size_t n, long *threads)
+static bool cont_key(const struct rp_bench *b, bool generic,
+		     const char *place, char *key, size_t n, long *threads)
 {
-	char buf[256];
-	const char *p[12], *pl, *t;
-	int np = ak_split(name, buf, sizeof(buf), p, 12), m;
-
-	if (np < 3 || strcmp(p[0], "contention") ||
-	    !(pl = ak_param(p, np, "placement")) || strcmp(pl, place) ||
-	    !(t = ak_param(p, np, "threads")) ||
-	    (!strcmp(p[1], "generic")) != generic)
+	if (!rp_is(b, "suite", "contention") ||
+	    !rp_is(b, "placement", place) ||
+	    rp_is(b, "arch", "generic") != generic)
 		return false;
-	*key = 0;
-	for (m = 1; m < np && !ak_has_prefix(p[m], "placement:"); m++)
-		snprintf(key + strlen(key), n - strlen(key), "%s%s",
-			 m > 1 ? "/" : "", p[m]);
-	*threads = atol(t);
+	rp_prim_id(b, key, n);
+	*threads = b->threads;
 	return true;
 }
 
-static void plot_contention(struct plots *pl, const struct ak_set *s,
+static void plot_contention(struct plots *pl, const struct rp_set *s,
 			    const char *tag, const char *place, bool generic)
 {
-	struct ak_strs keys = { 0 }, thr = { 0 };
+	struct rp_strs keys = { 0 }, thr = { 0 };
 	char key[128], name[256], title[300], tb[32];
 	long t;
 	FILE *f;
@@ -264,15 +249,15 @@ static void plot_contention(struct plots *pl, const struct ak_set *s,
 
 	for (i = 0; i < s->nr_bench; i++)
 		if (!s->bench[i].skip &&
-		    cont_key(s->bench[i].name, generic, place, key,
+		    cont_key(&s->bench[i], generic, place, key,
 			     sizeof(key), &t)) {
-			ak_strs_add(&keys, key);
+			rp_strs_add(&keys, key);
 			snprintf(tb, sizeof(tb), "%ld", t);
-			ak_strs_add(&thr, tb);
+			rp_strs_add(&thr, tb);
 		}
 	if (!keys.n)
 		goto out;
-	ak_strs_sort_num(&thr);
+	rp_strs_sort_num(&thr);
 	snprintf(name, sizeof(name), "contention-%s-%s%s.dat", tag, place,
 		 generic ? "-generic" : "");
 	f = open_out(pl, name);
@@ -287,15 +272,15 @@ static void plot_contention(struct plots *pl, const struct ak_set *s,
 	for (j = 0; j < thr.n; j++) {
 		fputs(thr.v[j], f);
 		for (k = 0; k < keys.n; k++) {
-			struct ak_fig ops;
+			struct rp_fig ops;
 
-			ak_fig(NULL, "", &ops);
+			rp_fig(NULL, "", &ops);
 			for (i = 0; i < s->nr_bench; i++)
-				if (cont_key(s->bench[i].name, generic, place,
+				if (cont_key(&s->bench[i], generic, place,
 					     key, sizeof(key), &t) &&
 				    t == atol(thr.v[j]) &&
 				    !strcmp(key, keys.v[k]) &&
-				    ak_fig(&s->bench[i], "ops", &ops))
+				    rp_fig(&s->bench[i], "ops", &ops))
 					break;
 			dat_num(f, ops.v / 1e6);
 		}
@@ -305,11 +290,11 @@ static void plot_contention(struct plots *pl, const struct ak_set *s,
 		goto out;
 	snprintf(title, sizeof(title),
 		 "Contention on one line, %s %s, placement %s%s (Mops/s, all threads, median)",
-		 ak_machine_name(s), ak_set_name(s), place,
+		 rp_machine_name(s), rp_set_name(s), place,
 		 generic ? ", generic C11" : "");
 	name[strlen(name) - 4] = 0;
 	{
-		char *svg = ak_asprintf("%s.svg", name);
+		char *svg = rp_asprintf("%s.svg", name);
 
 		gp_begin(pl, svg, title);
 		free(svg);
@@ -322,36 +307,38 @@ static void plot_contention(struct plots *pl, const struct ak_set *s,
 			k ? ", " : "", name, k + 2, k + 2);
 	fputc('\n', pl->gp);
 out:
-	ak_strs_free(&keys);
-	ak_strs_free(&thr);
+	rp_strs_free(&keys);
+	rp_strs_free(&thr);
 }
 
 /* ---- bulk: ns per object against the batch size, per design ---- */
 
-static void plot_bulk(struct plots *pl, const struct ak_set *s,
+static void plot_bulk(struct plots *pl, const struct rp_set *s,
 		      const char *tag)
 {
-	struct ak_strs cols = { 0 }, sizes = { 0 }, impls = { 0 };
-	char buf[256], name[256], title[300];
-	const char *p[8];
+	struct rp_strs cols = { 0 }, sizes = { 0 }, impls = { 0 };
+	char name[256], title[300];
 	FILE *f;
-	int i, j, k, np;
+	int i, j, k;
 
 	/* columns "<impl> bulk" and "<impl> single calls" */
 	for (i = 0; i < s->nr_bench; i++) {
-		np = ak_split(s->bench[i].name, buf, sizeof(buf), p, 8);
-		if (np != 4 || strcmp(p[0], "slab") || s->bench[i].skip ||
-		    (strcmp(p[1], "bulk") && strcmp(p[1], "bulk_fallback")) ||
-		    !ak_param(p, np, "bulk"))
+		const struct rp_bench *b = &s->bench[i];
+		bool bulk = rp_is(b, "workload", "bulk");
+
+		if (!rp_is(b, "suite", "slab") || b->skip ||
+		    (!bulk && !rp_is(b, "workload", "bulk_fallback")) ||
+		    rp_n(b, "bulk") < 0)
 			continue;
-		snprintf(name, sizeof(name), "%s %s", p[2],
-			 strcmp(p[1], "bulk") ? "single calls" : "bulk");
-		ak_strs_add(&cols, name);
-		ak_strs_add(&sizes, ak_param(p, np, "bulk"));
+		snprintf(name, sizeof(name), "%s %s", rp_f(b, "design"),
+			 bulk ? "bulk" : "single calls");
+		rp_strs_add(&cols, name);
+		snprintf(name, sizeof(name), "%ld", rp_n(b, "bulk"));
+		rp_strs_add(&sizes, name);
 	}
 	if (!cols.n)
 		goto out;
-	ak_strs_sort_num(&sizes);
+	rp_strs_sort_num(&sizes);
 	snprintf(name, sizeof(name), "bulk-%s.dat", tag);
 	f = open_out(pl, name);
 	if (!f)
@@ -368,13 +355,13 @@ static void plot_bulk(struct plots *pl, const struct ak_set *s,
 			char impl[128];
 			const char *sp = strchr(cols.v[k], ' ');
 			bool single = strstr(cols.v[k], " single calls");
-			struct ak_fig t;
+			struct rp_fig t;
 
 			snprintf(impl, sizeof(impl), "%.*s",
 				 (int)(sp - cols.v[k]), cols.v[k]);
-			ak_fig(ak_findf(s, "slab/%s/%s/bulk:%s",
-					single ? "bulk_fallback" : "bulk",
-					impl, sizes.v[j]), "real_time", &t);
+			rp_fig(rp_slab(s, single ? "bulk_fallback" : "bulk",
+				       impl, "bulk", atol(sizes.v[j])),
+			       "real_time", &t);
 			dat_num(f, t.v);
 		}
 		fputc('\n', f);
@@ -383,10 +370,10 @@ static void plot_bulk(struct plots *pl, const struct ak_set *s,
 		goto out;
 	snprintf(title, sizeof(title),
 		 "Bulk alloc+free of 256-byte objects, %s %s (ns per object, median; dashed: single calls)",
-		 ak_machine_name(s), ak_set_name(s));
+		 rp_machine_name(s), rp_set_name(s));
 	name[strlen(name) - 4] = 0;
 	{
-		char *svg = ak_asprintf("%s.svg", name);
+		char *svg = rp_asprintf("%s.svg", name);
 
 		gp_begin(pl, svg, title);
 		free(svg);
@@ -399,19 +386,19 @@ static void plot_bulk(struct plots *pl, const struct ak_set *s,
 
 		snprintf(impl, sizeof(impl), "%.*s",
 			 (int)strcspn(cols.v[k], " "), cols.v[k]);
-		ak_strs_add(&impls, impl);
+		rp_strs_add(&impls, impl);
 		/* one colour per impl: bulk solid, its single calls dashed */
 		fprintf(pl->gp, "%s\"%s.dat\" using 1:%d with linespoints lc %d%s title columnhead(%d)",
 			k ? ", " : "", name, k + 2,
-			ak_strs_find(&impls, impl) + 1,
+			rp_strs_find(&impls, impl) + 1,
 			strstr(cols.v[k], " single calls") ? " dt 2" : " lw 2",
 			k + 2);
 	}
 	fputc('\n', pl->gp);
 out:
-	ak_strs_free(&cols);
-	ak_strs_free(&sizes);
-	ak_strs_free(&impls);
+	rp_strs_free(&cols);
+	rp_strs_free(&sizes);
+	rp_strs_free(&impls);
 }
 
 /* Runs gnuplot on plots.gp in OUTDIR; its output goes to gnuplot.log. */
@@ -443,31 +430,31 @@ static int run_gnuplot(const char *gnuplot, const char *outdir)
 
 int cmd_plot(int argc, char **argv, const char *outdir)
 {
-	struct ak_set **sets = ak_alloc(argc * sizeof(*sets));
+	struct rp_set **sets = rp_alloc(argc * sizeof(*sets));
 	struct plots pl = { .outdir = outdir };
 	const char *gnuplot = getenv("AK_GNUPLOT");
 	int i, k, n = 0, status, rc;
 
 	for (i = 0; i < argc; i++) {
-		struct ak_set *s = ak_set_load(argv[i]);
+		struct rp_set *s = rp_set_load(argv[i]);
 
 		if (s->usable)
 			sets[n++] = s;
 		else
-			ak_set_free(s);
+			rp_set_free(s);
 	}
-	status = ak_exit_status(n);
+	status = rp_exit_status(n);
 	if (!n)
 		goto out;
 	if (!make_dir(outdir)) {
-		ak_problem("%s: cannot create the folder: %s", outdir,
+		rp_problem("%s: cannot create the folder: %s", outdir,
 			   strerror(errno));
-		status = AK_EXIT_NOTHING;
+		status = RP_EXIT_NOTHING;
 		goto out;
 	}
 	pl.gp = open_out(&pl, "plots.gp");
 	if (!pl.gp) {
-		status = AK_EXIT_NOTHING;
+		status = RP_EXIT_NOTHING;
 		goto out;
 	}
 	fputs("# atomkit-report plot: run as `gnuplot plots.gp` in this folder\n"
@@ -476,44 +463,39 @@ int cmd_plot(int argc, char **argv, const char *outdir)
 	plot_prims(&pl, sets, n);
 	for (i = 0; i < n; i++) {
 		const char *tag = set_tag(&pl, sets[i]);
-		struct ak_strs places = { 0 };
+		struct rp_strs places = { 0 };
 
-		for (k = 0; k < sets[i]->nr_bench; k++) {
-			char buf[256];
-			const char *p[12], *pc;
-			int np = ak_split(sets[i]->bench[k].name, buf,
-					  sizeof(buf), p, 12);
-
-			if (!strcmp(p[0], "contention") &&
-			    (pc = ak_param(p, np, "placement")))
-				ak_strs_add(&places, pc);
-		}
+		for (k = 0; k < sets[i]->nr_bench; k++)
+			if (rp_is(&sets[i]->bench[k], "suite", "contention") &&
+			    *rp_f(&sets[i]->bench[k], "placement"))
+				rp_strs_add(&places,
+					    rp_f(&sets[i]->bench[k], "placement"));
 		for (k = 0; k < places.n; k++) {
 			plot_contention(&pl, sets[i], tag, places.v[k], false);
 			plot_contention(&pl, sets[i], tag, places.v[k], true);
 		}
-		ak_strs_free(&places);
+		rp_strs_free(&places);
 		plot_bulk(&pl, sets[i], tag);
 	}
 	if (!close_out(&pl, pl.gp, "plots.gp") || pl.failed) {
-		status = AK_EXIT_NOTHING;
+		status = RP_EXIT_NOTHING;
 		goto out;
 	}
 	if (!pl.svg.n) {
-		ak_note("plot: nothing to plot in these sets (no uncontended, contention or bulk results)");
+		rp_note("plot: nothing to plot in these sets (no uncontended, contention or bulk results)");
 		goto out;
 	}
 
 	if (!gnuplot)
 		gnuplot = AK_GNUPLOT;
 	if (!*gnuplot || access(gnuplot, X_OK)) {
-		ak_note("gnuplot not installed: no plots (tables are unaffected); the script and data are in %s",
+		rp_note("gnuplot not installed: no plots (tables are unaffected); the script and data are in %s",
 			outdir);
 		goto out;
 	}
 	rc = run_gnuplot(gnuplot, outdir);
 	for (i = 0, k = 0; i < pl.svg.n; i++) {
-		char *path = ak_asprintf("%s/%s", outdir, pl.svg.v[i]);
+		char *path = rp_asprintf("%s/%s", outdir, pl.svg.v[i]);
 		struct stat st;
 
 		/* gnuplot may exit 0 and still not have written one */
@@ -529,15 +511,15 @@ int cmd_plot(int argc, char **argv, const char *outdir)
 		free(path);
 	}
 	if (rc || k)
-		ak_note("gnuplot failed (exit status %d, %d of %d SVGs missing; its output is in %s/gnuplot.log): %s (tables are unaffected)",
+		rp_note("gnuplot failed (exit status %d, %d of %d SVGs missing; its output is in %s/gnuplot.log): %s (tables are unaffected)",
 			rc, k, pl.svg.n, outdir,
 			k == pl.svg.n ? "no plots" : "some plots missing");
 out:
-	ak_strs_free(&pl.svg);
-	ak_strs_free(&pl.title);
-	ak_strs_free(&pl.tags);
+	rp_strs_free(&pl.svg);
+	rp_strs_free(&pl.title);
+	rp_strs_free(&pl.tags);
 	for (i = 0; i < n; i++)
-		ak_set_free(sets[i]);
+		rp_set_free(sets[i]);
 	free(sets);
 	return status;
 }

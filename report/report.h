@@ -15,8 +15,8 @@
  * is chosen.  Every figure comes from the files: nothing here invents or
  * adjusts one.
  */
-#ifndef ATOMKIT_REPORT_H
-#define ATOMKIT_REPORT_H
+#ifndef RP_REPORT_H
+#define RP_REPORT_H
 
 #define _GNU_SOURCE
 #include <stdbool.h>
@@ -31,26 +31,27 @@
 #endif
 
 /* The machine.json schema this program reads (ak_schema). */
-#define AK_SCHEMA		"1"
+#define RP_SCHEMA		"1"
 
 /* Exit statuses: doc/report.md and --help describe them. */
-#define AK_EXIT_OK		0	/* every input read */
-#define AK_EXIT_PROBLEMS	1	/* something rejected, rest rendered */
-#define AK_EXIT_USAGE		2	/* bad command line */
-#define AK_EXIT_NOTHING		3	/* nothing usable to render */
+#define RP_EXIT_OK		0	/* every input read */
+#define RP_EXIT_PROBLEMS	1	/* something rejected, rest rendered */
+#define RP_EXIT_USAGE		2	/* bad command line */
+#define RP_EXIT_NOTHING		3	/* nothing usable to render */
 
 /* A list of owned strings, kept in insertion order, without duplicates. */
-struct ak_strs {
+struct rp_strs {
 	char **v;
 	int n, cap;
 };
 
 /* One benchmark: every row Google Benchmark wrote for one run_name. */
-struct ak_bench {
+struct rp_bench {
 	const char *name;	/* run_name; borrowed from the suite's JSON */
 	const char *label;	/* "" when none */
 	const char *skip;	/* a skipped run's error_message, or NULL */
 	const char *suite;	/* the file stem, e.g. "slab-tcmalloc" */
+	json_t *id;		/* its first row: the ak_* identity fields */
 	int threads;
 	int reps;		/* "repetitions" */
 	json_t *median;		/* the median aggregate row, or NULL */
@@ -60,13 +61,13 @@ struct ak_bench {
 };
 
 /* One <suite>.json file of a set. */
-struct ak_suite {
+struct rp_suite {
 	char *name;		/* the stem */
 	json_t *root;		/* owned; the benchmarks borrow from it */
 	int nr_bench;
 };
 
-struct ak_set {
+struct rp_set {
 	char *path;		/* as given, without trailing slashes */
 	json_t *machine;	/* machine.json, or NULL */
 	char *schema;		/* its ak_schema, or NULL */
@@ -79,18 +80,17 @@ struct ak_set {
 	const char *counter;	/* ak_counter, e.g. "tsc_ticks"; "" if none */
 	char unit[64];		/* short unit for headers: "TSC ticks" */
 
-	struct ak_suite *suites;
+	struct rp_suite *suites;
 	int nr_suites;
-	struct ak_strs missing;	/* suites ak_suites names, without a file */
+	struct rp_strs missing;	/* suites ak_suites names, without a file */
 
-	struct ak_bench *bench;	/* in file order */
+	struct rp_bench *bench;	/* in file order */
 	int nr_bench, cap_bench;
-	int *hash;		/* open addressing: index + 1, 0 empty */
-	int hash_cap;
+	json_t *index;		/* run_name -> index in bench */
 };
 
 /* A figure of one benchmark: its median and the spread over the runs. */
-struct ak_fig {
+struct rp_fig {
 	double v;		/* median aggregate, or the single run */
 	double cv;		/* cv aggregate (a fraction), NAN if none */
 	double min, max;	/* over the iteration rows */
@@ -99,65 +99,97 @@ struct ak_fig {
 };
 
 /* Verdicts of the noise rule. */
-enum ak_noise {
-	AK_DISTINCT,		/* the difference is beyond the spreads */
-	AK_NOISE,		/* within the spreads */
-	AK_UNJUDGED,		/* single runs: no spread to judge by */
+enum rp_noise {
+	RP_DISTINCT,		/* the difference is beyond the spreads */
+	RP_NOISE,		/* within the spreads */
+	RP_UNJUDGED,		/* single runs: no spread to judge by */
 };
 
 /* load.c */
-extern int ak_nr_problems;
-void ak_problem(const char *fmt, ...)
+extern int rp_nr_problems;
+void rp_problem(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2)));
-void ak_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void *ak_alloc(size_t n);
-void *ak_realloc(void *p, size_t n);
-char *ak_strdup(const char *s);
-char *ak_asprintf(const char *fmt, ...)
+void rp_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void *rp_alloc(size_t n);
+void *rp_realloc(void *p, size_t n);
+char *rp_strdup(const char *s);
+char *rp_asprintf(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2)));
 
-const char *ak_strs_add(struct ak_strs *l, const char *s);
-int ak_strs_find(const struct ak_strs *l, const char *s);
-void ak_strs_sort_num(struct ak_strs *l);
-void ak_strs_free(struct ak_strs *l);
+const char *rp_strs_add(struct rp_strs *l, const char *s);
+int rp_strs_find(const struct rp_strs *l, const char *s);
+void rp_strs_sort_num(struct rp_strs *l);
+void rp_strs_free(struct rp_strs *l);
 
-struct ak_set *ak_set_load(const char *path);
-void ak_set_free(struct ak_set *s);
-const char *ak_mach(const struct ak_set *s, const char *key);
-const char *ak_machine_name(const struct ak_set *s);
-const char *ak_set_name(const struct ak_set *s);
-const char *ak_why(const struct ak_set *s);
-int ak_exit_status(int nr_usable);
+struct rp_set *rp_set_load(const char *path);
+void rp_set_free(struct rp_set *s);
+const char *rp_mach(const struct rp_set *s, const char *key);
+const char *rp_machine_name(const struct rp_set *s);
+const char *rp_set_name(const struct rp_set *s);
+const char *rp_why(const struct rp_set *s);
+int rp_exit_status(int nr_usable);
 
-const struct ak_bench *ak_find(const struct ak_set *s, const char *name);
-const struct ak_bench *ak_findf(const struct ak_set *s, const char *fmt, ...)
+const struct rp_bench *rp_find(const struct rp_set *s, const char *name);
+bool rp_fig(const struct rp_bench *b, const char *field, struct rp_fig *f);
+bool rp_fig_unit(const struct rp_set *s, const struct rp_bench *b,
+		 const char *prefix, struct rp_fig *f);
+void rp_fig_scale(struct rp_fig *f, double k);
+void rp_fig_add(struct rp_fig *f, const struct rp_fig *g);
+enum rp_noise rp_noise(const struct rp_fig *a, const struct rp_fig *b);
+
+bool rp_has_prefix(const char *s, const char *prefix);
+const char *rp_f(const struct rp_bench *b, const char *key);
+long rp_n(const struct rp_bench *b, const char *key);
+bool rp_is(const struct rp_bench *b, const char *key, const char *val);
+const struct rp_bench *rp_find_by(const struct rp_set *s, ...)
+	__attribute__((sentinel));
+const struct rp_bench *rp_slab(const struct rp_set *s, const char *wl,
+			       const char *impl, const char *arg, long v);
+const char *rp_path_comp(const char *path, int up, char *buf, size_t n);
+const char *rp_prim_id(const struct rp_bench *b, char *buf, size_t n);
+
+const char *rp_num(double v);
+const char *rp_pct(double frac);
+const char *rp_spread(const struct rp_fig *f);
+const char *rp_range(const struct rp_fig *f);
+const char *rp_runs(const struct rp_set *s);
+/* Output: Markdown (the default) or plain text, --format=text. */
+enum rp_format { RP_MD, RP_TEXT };
+extern enum rp_format rp_format;
+bool rp_set_format(const char *name);
+
+/*
+ * A table: cells row by row, the first row the header; the notes under
+ * it, numbered: skip reasons, and in text mode the cells too long for
+ * the line.
+ */
+struct rp_tab {
+	char align[32];		/* per column: 'l' text, 'r' figures;
+				 * the last for any columns after */
+	int ncol;
+	char **c;		/* NULL: rp_cell_none() */
+	int n, cap;
+	struct rp_strs notes;
+	bool keep_notes;	/* rp_tab_notes() comes later */
+};
+void rp_tab_init(struct rp_tab *t, const char *align);
+void rp_cell(struct rp_tab *t, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
-bool ak_fig(const struct ak_bench *b, const char *field, struct ak_fig *f);
-bool ak_fig_unit(const struct ak_set *s, const struct ak_bench *b,
-		 const char *prefix, struct ak_fig *f);
-void ak_fig_scale(struct ak_fig *f, double k);
-void ak_fig_add(struct ak_fig *f, const struct ak_fig *g);
-enum ak_noise ak_noise(const struct ak_fig *a, const struct ak_fig *b);
+void rp_row(struct rp_tab *t, const char *fmt, ...);
+void rp_cell_as(struct rp_tab *t, char kind, const char *s);
+void rp_cell_none(struct rp_tab *t);
+int rp_tab_note(struct rp_tab *t, const char *text);
+void rp_tab_print(struct rp_tab *t);
+void rp_tab_notes(struct rp_tab *t);
 
-bool ak_has_prefix(const char *s, const char *prefix);
-int ak_split(const char *s, char *buf, size_t size, const char **part,
-	     int max);
-const char *ak_param(const char *const *part, int n, const char *key);
-bool ak_ordering(const char *label, char *buf, size_t size);
-bool ak_instruction(const char *label, char *buf, size_t size);
-
-const char *ak_num(double v);
-const char *ak_pct(double frac);
-const char *ak_spread(const struct ak_fig *f);
-const char *ak_range(const struct ak_fig *f);
-const char *ak_runs(const struct ak_set *s);
+const char *rp_md(char kind, const char *s);
 void md_text(const char *s);
-void md_code(const char *s);
-void md_skip(const char *why);
+/* bold in Markdown, nothing in text (where the filter would not see it) */
+#define RP_B	(rp_format == RP_MD ? "**" : "")
 
 /* tables.c */
 int cmd_tables(int argc, char **argv);
-void ak_set_header(const struct ak_set *s, int level);
+void rp_set_header(const struct rp_set *s, int level);
 
 /* select.c */
 int cmd_select(int argc, char **argv);

@@ -16,9 +16,9 @@
 #include <sys/stat.h>
 
 struct cand {
-	const struct ak_bench *b;
+	const struct rp_bench *b;
 	char choice[96];	/* what a port would pick: "rseq", "lock" */
-	struct ak_fig u, t;	/* in the unit; in ns */
+	struct rp_fig u, t;	/* in the unit; in ns */
 	double key;		/* what it is ranked by */
 };
 
@@ -27,12 +27,12 @@ struct cands {
 	int n, cap;
 };
 
-static void cand_add(struct cands *c, const struct ak_set *s,
-		     const struct ak_bench *b, const char *fmt, ...)
+static void cand_add(struct cands *c, const struct rp_set *s,
+		     const struct rp_bench *b, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
-static void cand_add(struct cands *c, const struct ak_set *s,
-		     const struct ak_bench *b, const char *fmt, ...)
+static void cand_add(struct cands *c, const struct rp_set *s,
+		     const struct rp_bench *b, const char *fmt, ...)
 {
 	struct cand *x;
 	va_list ap;
@@ -41,7 +41,7 @@ static void cand_add(struct cands *c, const struct ak_set *s,
 		return;
 	if (c->n == c->cap) {
 		c->cap = c->cap ? 2 * c->cap : 16;
-		c->v = ak_realloc(c->v, c->cap * sizeof(*c->v));
+		c->v = rp_realloc(c->v, c->cap * sizeof(*c->v));
 	}
 	x = &c->v[c->n++];
 	memset(x, 0, sizeof(*x));
@@ -49,51 +49,46 @@ static void cand_add(struct cands *c, const struct ak_set *s,
 	va_start(ap, fmt);
 	vsnprintf(x->choice, sizeof(x->choice), fmt, ap);
 	va_end(ap);
-	ak_fig_unit(s, b, "", &x->u);
-	ak_fig(b, "real_time", &x->t);
+	rp_fig_unit(s, b, "", &x->u);
+	rp_fig(b, "real_time", &x->t);
 }
 
 /* ---- the candidates of each operation ---- */
 
-#define PARTS	12
-
-struct name {
-	char buf[256];
-	const char *p[PARTS];
-	int n;
-};
-
-static int parse(struct name *nm, const char *name)
-{
-	nm->n = ak_split(name, nm->buf, sizeof(nm->buf), nm->p, PARTS);
-	return nm->n;
-}
-
 /* prim/<arch>/<op>/<variant>/lat of a real arch (not ref, not generic) */
-static bool arch_prim(const struct name *nm, const char *op)
+static bool arch_prim(const struct rp_bench *b, const char *op)
 {
-	return nm->n == 5 && !strcmp(nm->p[0], "prim") &&
-		strcmp(nm->p[1], "ref") && strcmp(nm->p[1], "generic") &&
-		!strcmp(nm->p[2], op) && !strcmp(nm->p[4], "lat");
+	return rp_is(b, "suite", "prim") && !rp_is(b, "arch", "ref") &&
+		!rp_is(b, "arch", "generic") && rp_is(b, "op", op) &&
+		rp_is(b, "metric", "lat");
 }
 
-static void c_percpu(const struct ak_set *s, struct cands *c, const char *op)
+/* " [full]" after a candidate, from its ordering; "" if it has none */
+static const char *order_of(const struct rp_bench *b, char *buf, size_t n)
 {
-	struct name nm;
+	const char *o = rp_f(b, "ordering");
+
+	snprintf(buf, n, "%s%s%s", *o ? " [" : "", o, *o ? "]" : "");
+	return buf;
+}
+
+static void c_percpu(const struct rp_set *s, struct cands *c, const char *op)
+{
 	int i;
 
 	for (i = 0; i < s->nr_bench; i++)
-		if (parse(&nm, s->bench[i].name) == 3 &&
-		    !strcmp(nm.p[0], "percpu") && !strcmp(nm.p[1], op))
-			cand_add(c, s, &s->bench[i], "this_cpu %s", nm.p[2]);
+		if (rp_is(&s->bench[i], "suite", "percpu") &&
+		    rp_is(&s->bench[i], "op", op))
+			cand_add(c, s, &s->bench[i], "this_cpu %s",
+				 rp_f(&s->bench[i], "mode"));
 }
 
-static void c_list(const struct ak_set *s, struct cands *c)
+static void c_list(const struct rp_set *s, struct cands *c)
 {
 	c_percpu(s, c, "list_pop_push");
 }
 
-static void c_freelist_designs(const struct ak_set *s, struct cands *c)
+static void c_freelist_designs(const struct rp_set *s, struct cands *c)
 {
 	static const char *const fl[] = { "slub-tid", "slub-local",
 					  "rseq-list", NULL };
@@ -101,116 +96,105 @@ static void c_freelist_designs(const struct ak_set *s, struct cands *c)
 
 	/* the three designs that keep a linked freelist per CPU */
 	for (i = 0; fl[i]; i++)
-		cand_add(c, s, ak_findf(s, "slab/pair/%s/size:64", fl[i]),
-			 "%s", fl[i]);
+		cand_add(c, s, rp_slab(s, "pair", fl[i], "size", 64), "%s",
+			 fl[i]);
 }
 
-static void c_pair_update(const struct ak_set *s, struct cands *c)
+static void c_pair_update(const struct rp_set *s, struct cands *c)
 {
-	struct name nm;
+	char o[80];
 	int i;
 
 	c_percpu(s, c, "cmpxchg128");
 	for (i = 0; i < s->nr_bench; i++) {
-		char order[64];
+		const struct rp_bench *b = &s->bench[i];
 
-		if (parse(&nm, s->bench[i].name) != 5 ||
-		    strcmp(nm.p[0], "prim") || strcmp(nm.p[4], "lat") ||
-		    !strcmp(nm.p[1], "ref") ||
-		    (strcmp(nm.p[2], "cmpxchg128") &&
-		     strcmp(nm.p[2], "try_cmpxchg128")))
+		if (!rp_is(b, "suite", "prim") || !rp_is(b, "metric", "lat") ||
+		    rp_is(b, "arch", "ref") || (!rp_is(b, "op", "cmpxchg128") &&
+						!rp_is(b, "op", "try_cmpxchg128")))
 			continue;
-		ak_ordering(s->bench[i].label, order, sizeof(order));
-		cand_add(c, s, &s->bench[i], "%s%s/%s%s%s%s",
-			 strcmp(nm.p[1], "generic") ? "" : "generic ",
-			 nm.p[2], nm.p[3], *order ? " [" : "", order,
-			 *order ? "]" : "");
+		cand_add(c, s, b, "%s%s/%s%s",
+			 rp_is(b, "arch", "generic") ? "generic " : "",
+			 rp_f(b, "op"), rp_f(b, "variant"),
+			 order_of(b, o, sizeof(o)));
 	}
 }
 
-static void c_counter_add(const struct ak_set *s, struct cands *c)
+static void c_counter_add(const struct rp_set *s, struct cands *c)
 {
-	struct name nm;
+	char o[80];
 	int i;
 
 	c_percpu(s, c, "add");
-	for (i = 0; i < s->nr_bench; i++) {
-		char order[64];
-
-		if (parse(&nm, s->bench[i].name) && arch_prim(&nm,
-							      "fetch_add64")) {
-			ak_ordering(s->bench[i].label, order, sizeof(order));
-			cand_add(c, s, &s->bench[i], "fetch_add64/%s%s%s%s",
-				 nm.p[3], *order ? " [" : "", order,
-				 *order ? "]" : "");
-		}
-	}
+	for (i = 0; i < s->nr_bench; i++)
+		if (arch_prim(&s->bench[i], "fetch_add64"))
+			cand_add(c, s, &s->bench[i], "fetch_add64/%s%s",
+				 rp_f(&s->bench[i], "variant"),
+				 order_of(&s->bench[i], o, sizeof(o)));
 }
 
 /*
  * [local] against [full] cmpxchg64.  arm64 and ppc64 have no [local]
  * variant: their _local maps to the relaxed one, which stands in.
  */
-static void c_local_full(const struct ak_set *s, struct cands *c)
+static void c_local_full(const struct rp_set *s, struct cands *c)
 {
 	const char *local = "local";
-	char order[64];
-	struct name nm;
+	char o[80];
 	int i;
 
 	for (i = 0; i < s->nr_bench; i++)
-		if (parse(&nm, s->bench[i].name) &&
-		    arch_prim(&nm, "cmpxchg64") &&
-		    ak_ordering(s->bench[i].label, order, sizeof(order)) &&
-		    ak_has_prefix(order, "local"))
+		if (arch_prim(&s->bench[i], "cmpxchg64") &&
+		    rp_has_prefix(rp_f(&s->bench[i], "ordering"), "local"))
 			break;
 	if (i == s->nr_bench)
 		local = "relaxed";
 	for (i = 0; i < s->nr_bench; i++) {
-		if (!parse(&nm, s->bench[i].name) ||
-		    !arch_prim(&nm, "cmpxchg64"))
+		const struct rp_bench *b = &s->bench[i];
+		const char *order = rp_f(b, "ordering");
+
+		if (!arch_prim(b, "cmpxchg64"))
 			continue;
-		ak_ordering(s->bench[i].label, order, sizeof(order));
-		/* a skipped variant has no label: listed with its reason */
-		if (s->bench[i].skip || ak_has_prefix(order, local) ||
-		    ak_has_prefix(order, "full"))
-			cand_add(c, s, &s->bench[i], "cmpxchg64/%s%s%s%s",
-				 nm.p[3], *order ? " [" : "", order,
-				 *order ? "]" : "");
+		/* a skipped variant is listed with its reason */
+		if (b->skip || rp_has_prefix(order, local) ||
+		    rp_has_prefix(order, "full"))
+			cand_add(c, s, b, "cmpxchg64/%s%s",
+				 rp_f(b, "variant"), order_of(b, o, sizeof(o)));
 	}
 }
 
-static void c_bulk(const struct ak_set *s, struct cands *c)
+static void c_bulk(const struct rp_set *s, struct cands *c)
 {
-	struct name nm;
 	int i;
 
-	for (i = 0; i < s->nr_bench; i++)
-		if (parse(&nm, s->bench[i].name) == 4 &&
-		    !strcmp(nm.p[0], "slab") && !strcmp(nm.p[3], "bulk:16") &&
-		    (!strcmp(nm.p[1], "bulk") ||
-		     !strcmp(nm.p[1], "bulk_fallback")))
-			cand_add(c, s, &s->bench[i], "%s %s", nm.p[2],
-				 strcmp(nm.p[1], "bulk") ? "single calls" :
-				 "bulk");
+	for (i = 0; i < s->nr_bench; i++) {
+		const struct rp_bench *b = &s->bench[i];
+
+		if (rp_is(b, "suite", "slab") && rp_n(b, "bulk") == 16 &&
+		    (rp_is(b, "workload", "bulk") ||
+		     rp_is(b, "workload", "bulk_fallback")))
+			cand_add(c, s, b, "%s %s", rp_f(b, "design"),
+				 rp_is(b, "workload", "bulk") ? "bulk" :
+				 "single calls");
+	}
 }
 
-static void c_fastpath(const struct ak_set *s, struct cands *c)
+static void c_fastpath(const struct rp_set *s, struct cands *c)
 {
-	struct name nm;
 	int i;
 
 	for (i = 0; i < s->nr_bench; i++)
-		if (parse(&nm, s->bench[i].name) == 4 &&
-		    !strcmp(nm.p[0], "slab") && !strcmp(nm.p[1], "pair") &&
-		    !strcmp(nm.p[3], "size:64"))
-			cand_add(c, s, &s->bench[i], "%s", nm.p[2]);
+		if (rp_is(&s->bench[i], "suite", "slab") &&
+		    rp_is(&s->bench[i], "workload", "pair") &&
+		    rp_n(&s->bench[i], "size") == 64)
+			cand_add(c, s, &s->bench[i], "%s",
+				 rp_f(&s->bench[i], "design"));
 }
 
 struct op {
 	const char *name;
 	const char *what;
-	void (*collect)(const struct ak_set *s, struct cands *c);
+	void (*collect)(const struct rp_set *s, struct cands *c);
 };
 
 static const struct op ops[] = {
@@ -261,13 +245,14 @@ static int cmp_cand(const void *a, const void *b)
 	return x->key < y->key ? -1 : x->key > y->key;
 }
 
-static void rank(const struct ak_set *s, const struct op *op, int no,
+static void rank(const struct rp_set *s, const struct op *op, int no,
 		 struct verdict *vd)
 {
 	struct cands c = { 0 };
 	bool by_unit = *s->counter != 0;
-	struct ak_fig f1, f2;
+	struct rp_fig f1, f2;
 	const char *margin;
+	struct rp_tab t;
 	int i, nr = 0;
 
 	memset(vd, 0, sizeof(*vd));
@@ -288,27 +273,25 @@ static void rank(const struct ak_set *s, const struct op *op, int no,
 			nr++;
 	}
 	qsort(c.v, c.n, sizeof(*c.v), cmp_cand);
-	printf("| rank | candidate | benchmark | %s | ns | spread |\n|--:|---|---|--:|--:|---|\n",
-	       s->unit);
+	rp_tab_init(&t, "rllrrl");
+	rp_row(&t, "rank|candidate|benchmark|%s|ns|spread", s->unit);
 	for (i = 0; i < c.n; i++) {
 		const struct cand *x = &c.v[i];
 
-		if (i < nr)
-			printf("| %d | ", i + 1);
-		else
-			fputs("| – | ", stdout);
-		md_text(x->choice);
-		fputs(" | ", stdout);
-		md_code(x->b->name);
+		rp_cell(&t, i < nr ? "%d" : "–", i + 1);
+		rp_cell_as(&t, 't', x->choice);
+		rp_cell_as(&t, 'c', x->b->name);
 		if (x->b->skip) {
-			fputs(" | ", stdout);
-			md_skip(x->b->skip);
-			puts(" | | |");
+			rp_cell_as(&t, 's', x->b->skip);
+			rp_cell_none(&t);
+			rp_cell_none(&t);
 			continue;
 		}
-		printf(" | %s | %s | %s |\n", ak_num(x->u.v), ak_num(x->t.v),
-		       ak_spread(by_unit ? &x->u : &x->t));
+		rp_cell(&t, "%s", rp_num(x->u.v));
+		rp_cell(&t, "%s", rp_num(x->t.v));
+		rp_cell(&t, "%s", rp_spread(by_unit ? &x->u : &x->t));
 	}
+	rp_tab_print(&t);
 	putchar('\n');
 	if (!nr) {
 		puts("No winner: every candidate was skipped.");
@@ -327,11 +310,11 @@ static void rank(const struct ak_set *s, const struct op *op, int no,
 	}
 	f1 = by_unit ? c.v[0].u : c.v[0].t;
 	f2 = by_unit ? c.v[1].u : c.v[1].t;
-	margin = ak_pct(f2.v / f1.v - 1);
+	margin = rp_pct(f2.v / f1.v - 1);
 	fputs("**", stdout);
 	md_text(c.v[0].choice);
-	switch (ak_noise(&f1, &f2)) {
-	case AK_NOISE:
+	switch (rp_noise(&f1, &f2)) {
+	case RP_NOISE:
 		vd->noise = true;
 		printf("** leads ");
 		md_text(c.v[1].choice);
@@ -341,14 +324,14 @@ static void rank(const struct ak_set *s, const struct op *op, int no,
 			 "%s ~ %s (within noise)", c.v[0].choice,
 			 c.v[1].choice);
 		break;
-	case AK_DISTINCT:
+	case RP_DISTINCT:
 		printf("** wins by %s over ", margin);
 		md_text(c.v[1].choice);
 		puts(", beyond the spreads of both.");
 		snprintf(vd->text, sizeof(vd->text), "%s (wins by %s)",
 			 c.v[0].choice, margin);
 		break;
-	case AK_UNJUDGED:
+	case RP_UNJUDGED:
 		printf("** wins by %s over ", margin);
 		md_text(c.v[1].choice);
 		puts(" (1 run each: the noise cannot be judged).");
@@ -361,16 +344,16 @@ out:
 	free(c.v);
 }
 
-static void select_set(const struct ak_set *s, struct verdict *vd)
+static void select_set(const struct rp_set *s, struct verdict *vd)
 {
 	int k;
 
 	printf("\n## Selection: ");
-	md_text(ak_machine_name(s));
+	md_text(rp_machine_name(s));
 	fputs(" (", stdout);
-	md_text(ak_mach(s, "ak_arch"));
+	md_text(rp_mach(s, "ak_arch"));
 	fputs("), ", stdout);
-	md_text(ak_set_name(s));
+	md_text(rp_set_name(s));
 	printf("\n\n");
 	if (s->emulated) {
 		puts("**emulated: no ranking (correctness only)**");
@@ -379,8 +362,8 @@ static void select_set(const struct ak_set *s, struct verdict *vd)
 		return;
 	}
 	fputs("Figures: ", stdout);
-	printf("%s, in ", ak_runs(s));
-	md_text(*ak_mach(s, "ak_counter_unit") ? ak_mach(s, "ak_counter_unit")
+	printf("%s, in ", rp_runs(s));
+	md_text(*rp_mach(s, "ak_counter_unit") ? rp_mach(s, "ak_counter_unit")
 		: "ns");
 	printf(" and ns; ranked by the first (lower is better). The margin is the runner-up's figure over the winner's, minus 1. Noise: %s.\n",
 	       s->reps > 1 ?
@@ -392,16 +375,17 @@ static void select_set(const struct ak_set *s, struct verdict *vd)
 
 int cmd_select(int argc, char **argv)
 {
-	struct ak_set **sets = ak_alloc(argc * sizeof(*sets));
-	struct verdict *vd = ak_alloc(argc * NR_OPS * sizeof(*vd));
+	struct rp_set **sets = rp_alloc(argc * sizeof(*sets));
+	struct verdict *vd = rp_alloc(argc * NR_OPS * sizeof(*vd));
+	struct rp_tab t;
 	int i, k, usable = 0;
 
 	puts("# Primitive selection");
 	for (i = 0; i < argc; i++) {
-		struct ak_set *s = ak_set_load(argv[i]);
+		struct rp_set *s = rp_set_load(argv[i]);
 
 		if (!s->usable) {
-			ak_set_free(s);
+			rp_set_free(s);
 			continue;
 		}
 		sets[usable] = s;
@@ -411,32 +395,25 @@ int cmd_select(int argc, char **argv)
 	if (usable > 1) {
 		puts("\n## Where the choice changes\n");
 		puts("The winner of each operation on each set (emulated sets are not ranked). \"yes\": the winners differ between the sets that have one; a change where the two best are within noise is no real change.\n");
-		fputs("| operation |", stdout);
-		for (i = 0; i < usable; i++) {
-			putchar(' ');
-			md_text(ak_machine_name(sets[i]));
-			fputs(" (", stdout);
-			md_text(ak_mach(sets[i], "ak_arch"));
-			fputs("), ", stdout);
-			md_text(ak_set_name(sets[i]));
-			fputs(" |", stdout);
-		}
-		fputs(" choice changes |\n|---|", stdout);
+		rp_tab_init(&t, "l");
+		t.ncol = usable + 2;
+		rp_cell(&t, "operation");
 		for (i = 0; i < usable; i++)
-			fputs("---|", stdout);
-		puts("---|");
+			rp_cell(&t, "%s (%s), %s",
+				rp_md('t', rp_machine_name(sets[i])),
+				rp_md('t', rp_mach(sets[i], "ak_arch")),
+				rp_md('t', rp_set_name(sets[i])));
+		rp_cell(&t, "choice changes");
 		for (k = 0; k < NR_OPS; k++) {
 			const char *first = NULL;
 			int with = 0, noisy = 0;
 			bool differs = false;
 
-			printf("| %s |", ops[k].name);
+			rp_cell(&t, "%s", ops[k].name);
 			for (i = 0; i < usable; i++) {
 				struct verdict *v = &vd[i * NR_OPS + k];
 
-				putchar(' ');
-				md_text(v->text);
-				fputs(" |", stdout);
+				rp_cell_as(&t, 't', v->text);
 				if (!v->has_winner)
 					continue;
 				with++;
@@ -446,33 +423,35 @@ int cmd_select(int argc, char **argv)
 				else if (strcmp(first, v->winner))
 					differs = true;
 			}
-			printf(" %s", with < 2 ? "–" : differs ? "yes" : "no");
 			if (with >= 2 && differs && noisy)
-				printf(" (within noise on %d of %d)", noisy,
-				       with);
-			puts(" |");
+				rp_cell(&t, "yes (within noise on %d of %d)",
+					noisy, with);
+			else
+				rp_cell(&t, "%s", with < 2 ? "–" :
+					differs ? "yes" : "no");
 		}
+		rp_tab_print(&t);
 	}
 	for (i = 0; i < usable; i++)
-		ak_set_free(sets[i]);
+		rp_set_free(sets[i]);
 	free(sets);
 	free(vd);
-	return ak_exit_status(usable);
+	return rp_exit_status(usable);
 }
 
 /* ---- index ---- */
 
 /* Folders with a machine.json, at any depth; a set is not entered. */
-static void walk(const char *dir, const char *rel, struct ak_strs *found,
+static void walk(const char *dir, const char *rel, struct rp_strs *found,
 		 int depth)
 {
-	char *m = ak_asprintf("%s/machine.json", dir);
+	char *m = rp_asprintf("%s/machine.json", dir);
 	struct dirent *d;
 	struct stat st;
 	DIR *dd;
 
 	if (!stat(m, &st)) {
-		ak_strs_add(found, rel);
+		rp_strs_add(found, rel);
 		free(m);
 		return;
 	}
@@ -484,11 +463,11 @@ static void walk(const char *dir, const char *rel, struct ak_strs *found,
 
 		if (d->d_name[0] == '.')
 			continue;
-		sub = ak_asprintf("%s/%s", dir, d->d_name);
+		sub = rp_asprintf("%s/%s", dir, d->d_name);
 		/* lstat: a link could loop, or leave the tree */
 		if (!lstat(sub, &st) && S_ISDIR(st.st_mode)) {
-			srel = *rel ? ak_asprintf("%s/%s", rel, d->d_name) :
-				ak_strdup(d->d_name);
+			srel = *rel ? rp_asprintf("%s/%s", rel, d->d_name) :
+				rp_strdup(d->d_name);
 			walk(sub, srel, found, depth + 1);
 			free(srel);
 		}
@@ -502,36 +481,49 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* A relative link: what Markdown would misread is percent-encoded. */
-static void md_href(const char *rel, const char *file)
+/*
+ * The set's cell: its folder's name (the date-rev scripts/run-bench gave
+ * it) linked, and its tables.md; a relative link percent-encodes what
+ * Markdown would misread.  Text has the path.
+ */
+static void set_cell(struct rp_tab *t, const char *rel)
 {
-	const char *p;
+	char *href = NULL, name[128];
+	size_t len;
+	FILE *f;
 
-	putchar('(');
-	for (p = rel; *p; p++)
+	if (rp_format == RP_TEXT) {
+		rp_cell(t, "%s", rel);
+		return;
+	}
+	f = open_memstream(&href, &len);
+	for (const char *p = rel; f && *p; p++)
 		if (strchr(" ()<>[]|%\"'", *p) || (unsigned char)*p < 0x20)
-			printf("%%%02X", (unsigned char)*p);
+			fprintf(f, "%%%02X", (unsigned char)*p);
 		else
-			putchar(*p);
-	printf("/%s)", file);
+			fputc(*p, f);
+	if (!f || fclose(f))
+		exit(RP_EXIT_NOTHING);
+	rp_cell(t, "[%s](%s/) ([tables](%s/tables.md))",
+		rp_md('t', rp_path_comp(rel, 0, name, sizeof(name))), href,
+		href);
+	free(href);
 }
 
-static const struct ak_bench *fastest(const struct ak_set *s, const char *op,
-				      const char *order, struct ak_fig *best)
+static const struct rp_bench *fastest(const struct rp_set *s, const char *op,
+				      const char *order, struct rp_fig *best)
 {
-	const struct ak_bench *who = NULL;
-	char o[64];
-	struct ak_fig f;
-	struct name nm;
+	const struct rp_bench *who = NULL;
+	struct rp_fig f;
 	int i;
 
-	ak_fig(NULL, "", best);
+	rp_fig(NULL, "", best);
 	for (i = 0; i < s->nr_bench; i++) {
-		const struct ak_bench *b = &s->bench[i];
+		const struct rp_bench *b = &s->bench[i];
 
-		if (!parse(&nm, b->name) || !arch_prim(&nm, op) || b->skip ||
-		    !ak_ordering(b->label, o, sizeof(o)) ||
-		    !ak_has_prefix(o, order) || !ak_fig_unit(s, b, "", &f))
+		if (!arch_prim(b, op) || b->skip ||
+		    !rp_has_prefix(rp_f(b, "ordering"), order) ||
+		    !rp_fig_unit(s, b, "", &f))
 			continue;
 		if (!who || f.v < best->v) {
 			who = b;
@@ -541,174 +533,133 @@ static const struct ak_bench *fastest(const struct ak_set *s, const char *op,
 	return who;
 }
 
-static const char *best_slab(const struct ak_set *s, const char *wl,
-			     const char *arg, struct ak_fig *best)
+static const char *best_slab(const struct rp_set *s, const char *wl,
+			     const char *arg, long v, struct rp_fig *best)
 {
 	const char *who = NULL;
-	struct ak_fig f;
-	struct name nm;
+	struct rp_fig f;
 	int i;
 
-	ak_fig(NULL, "", best);
+	rp_fig(NULL, "", best);
 	for (i = 0; i < s->nr_bench; i++) {
-		const struct ak_bench *b = &s->bench[i];
+		const struct rp_bench *b = &s->bench[i];
 
-		if (parse(&nm, b->name) < 4 || strcmp(nm.p[0], "slab") ||
-		    strcmp(nm.p[1], wl) || strcmp(nm.p[3], arg) ||
-		    ak_has_prefix(nm.p[2], "malloc-") ||
-		    !ak_fig_unit(s, b, "", &f))
+		if (!rp_is(b, "suite", "slab") || !rp_is(b, "workload", wl) ||
+		    rp_n(b, arg) != v ||
+		    rp_has_prefix(rp_f(b, "design"), "malloc-") ||
+		    !rp_fig_unit(s, b, "", &f))
 			continue;
 		if (!who || f.v < best->v) {
-			who = b->name;
+			who = rp_f(b, "design");
 			*best = f;
 		}
 	}
 	return who;
 }
 
-/* Part k of a benchmark name ("?" if it has none), in a static buffer. */
-static const char *name_part(const char *name, int k)
+/* " (what)" after a figure, if there is a what */
+static const char *who_of(const char *who)
 {
-	static char buf[64];
-	struct name nm;
+	static char buf[160];
 
-	if (parse(&nm, name) <= k)
-		return "?";
-	snprintf(buf, sizeof(buf), "%s", nm.p[k]);
+	snprintf(buf, sizeof(buf), "%s%s%s", who ? " (" : "",
+		 who ? rp_md('t', who) : "", who ? ")" : "");
 	return buf;
 }
 
-static const char *variant_of(const char *name)
+static void index_row(struct rp_tab *t, const struct rp_set *s,
+		      const char *rel)
 {
-	return name_part(name, 3);
-}
+	struct rp_fig full, loc, c128, f[3];
+	const struct rp_bench *b;
+	const char *who, *local = "local";
+	char buf[2][128], *notes = NULL;
+	size_t len;
+	FILE *nf;
+	int i;
 
-static const char *impl_of(const char *name)
-{
-	return name_part(name, 2);
-}
-
-static void index_row(const struct ak_set *s, const char *rel)
-{
-	struct ak_fig full, loc, c128, f;
-	const struct ak_bench *b;
-	const char *who, *local = "local", *sep;
-	struct name nm;
-	int i, n;
-
-	n = parse(&nm, rel);
-	fputs("| ", stdout);
-	md_text(s->usable ? ak_machine_name(s) : n >= 2 ? nm.p[n - 2] : "–");
-	fputs(" | ", stdout);
-	md_text(s->usable ? ak_mach(s, "ak_arch") : n >= 3 ? nm.p[n - 3] :
-		"–");
-	/* the folder's name is the date-rev scripts/run-bench gave it */
-	fputs(" | [", stdout);
-	md_text(nm.p[n - 1]);
-	fputs("]", stdout);
-	md_href(rel, "");
-	fputs(" ([tables]", stdout);
-	md_href(rel, "tables.md");
-	fputs(") |", stdout);
+	rp_cell_as(t, 't', s->usable ? rp_machine_name(s) :
+		   *rp_path_comp(rel, 1, buf[0], 128) ? buf[0] : "–");
+	rp_cell_as(t, 't', s->usable ? rp_mach(s, "ak_arch") :
+		   *rp_path_comp(rel, 2, buf[1], 128) ? buf[1] : "–");
+	set_cell(t, rel);
 	if (!s->usable) {
-		fputs(" – | – | – | – | – | – | – | rejected: ", stdout);
-		md_text(ak_why(s));
-		puts(" |");
+		rp_row(t, "–|–|–|–|–|–|–");
+		rp_cell(t, "rejected: %s", rp_md('t', rp_why(s)));
 		return;
 	}
-	printf(" %s | ", s->emulated ? "yes" : "no");
-	md_text(s->unit);
-	fputs(" |", stdout);
+	rp_cell(t, "%s", s->emulated ? "yes" : "no");
+	rp_cell_as(t, 't', s->unit);
 
 	/* locked against local cmpxchg64: the fastest usable of each */
 	fastest(s, "cmpxchg64", "full", &full);
 	if (!fastest(s, "cmpxchg64", "local", &loc) &&
 	    fastest(s, "cmpxchg64", "relaxed", &loc))
 		local = "relaxed";
-	printf(" %s / %s%s |", ak_num(full.v), ak_num(loc.v),
-	       strcmp(local, "local") ? " (relaxed)" : "");
+	rp_cell(t, "%s / %s%s", rp_num(full.v), rp_num(loc.v),
+		strcmp(local, "local") ? " (relaxed)" : "");
 	b = fastest(s, "cmpxchg128", "full", &c128);
-	printf(" %s", ak_num(c128.v));
-	if (b) {
-		fputs(" (", stdout);
-		md_text(variant_of(b->name));
-		putchar(')');
-	}
-	fputs(" |", stdout);
+	rp_cell(t, "%s%s", rp_num(c128.v), who_of(b ? rp_f(b, "variant") :
+						   NULL));
 	for (i = 0; i < 3; i++) {
 		static const char *const mode[] = { "rseq", "atomic",
 						    "thread" };
 
-		ak_fig_unit(s, ak_findf(s, "percpu/add/%s", mode[i]), "", &f);
-		printf("%s%s", i ? " / " : " ", ak_num(f.v));
+		rp_fig_unit(s, rp_find_by(s, "suite", "percpu", "op", "add",
+					  "mode", mode[i], NULL), "", &f[i]);
 	}
-	fputs(" |", stdout);
-	who = best_slab(s, "pair", "size:64", &f);
-	printf(" %s", ak_num(f.v));
-	if (who) {
-		fputs(" (", stdout);
-		md_text(impl_of(who));
-		putchar(')');
-	}
-	fputs(" |", stdout);
-	who = best_slab(s, "bulk", "bulk:16", &f);
-	printf(" %s", ak_num(f.v));
-	if (who) {
-		fputs(" (", stdout);
-		md_text(impl_of(who));
-		putchar(')');
-	}
-	fputs(" |", stdout);
-	sep = " ";
-	if (s->emulated) {
-		printf("%semulated: figures mean nothing", sep);
-		sep = "; ";
-	}
-	if (s->reps <= 1) {
-		printf("%s1 run each", sep);
-		sep = "; ";
-	}
-	if (s->missing.n) {
-		printf("%smissing:", sep);
-		for (i = 0; i < s->missing.n; i++) {
-			putchar(' ');
-			md_text(s->missing.v[i]);
-		}
-		sep = "; ";
-	}
-	if (s->nr_problems) {
-		printf("%s%d problem%s, the first: ", sep, s->nr_problems,
-		       s->nr_problems > 1 ? "s" : "");
-		md_text(ak_why(s));
-	}
-	puts(" |");
+	rp_cell(t, "%s / %s / %s", rp_num(f[0].v), rp_num(f[1].v),
+		rp_num(f[2].v));
+	who = best_slab(s, "pair", "size", 64, &f[0]);
+	rp_cell(t, "%s%s", rp_num(f[0].v), who_of(who));
+	who = best_slab(s, "bulk", "bulk", 16, &f[0]);
+	rp_cell(t, "%s%s", rp_num(f[0].v), who_of(who));
+
+	nf = open_memstream(&notes, &len);
+	if (nf && s->emulated)
+		fprintf(nf, "; emulated: figures mean nothing");
+	if (nf && s->reps <= 1)
+		fprintf(nf, "; 1 run each");
+	for (i = 0; nf && i < s->missing.n; i++)
+		fprintf(nf, "%s %s", i ? "" : "; missing:",
+			rp_md('t', s->missing.v[i]));
+	if (nf && s->nr_problems)
+		fprintf(nf, "; %d problem%s, the first: %s", s->nr_problems,
+			s->nr_problems > 1 ? "s" : "", rp_md('t', rp_why(s)));
+	if (!nf || fclose(nf))
+		exit(RP_EXIT_NOTHING);
+	if (*notes)
+		rp_cell(t, "%s", notes + 2);
+	else
+		rp_cell_none(t);
+	free(notes);
 }
 
 int cmd_index(int argc, char **argv)
 {
-	struct ak_strs found = { 0 };
-	char *dir = ak_strdup(argv[0]);
+	struct rp_strs found = { 0 };
+	char *dir = rp_strdup(argv[0]);
 	size_t l = strlen(dir);
 	struct stat st;
+	struct rp_tab t;
 	int i, usable = 0;
 
 	(void)argc;
 	while (l > 1 && dir[l - 1] == '/')
 		dir[--l] = 0;
 	if (stat(dir, &st) || !S_ISDIR(st.st_mode)) {
-		ak_problem("%s: not a folder", dir);
+		rp_problem("%s: not a folder", dir);
 		free(dir);
-		return AK_EXIT_NOTHING;
+		return RP_EXIT_NOTHING;
 	}
 	walk(dir, "", &found, 0);
 	if (found.n > 1)
 		qsort(found.v, found.n, sizeof(*found.v), cmp_str);
 	puts("# Result sets\n");
 	{
-		char *cmd = ak_asprintf("atomkit-report index %s", dir);
+		char *cmd = rp_asprintf("atomkit-report index %s", dir);
 
-		fputs("Written by ", stdout);
-		md_code(cmd);
+		printf("Written by %s", rp_md('c', cmd));
 		free(cmd);
 	}
 	puts(": one row per result set (a folder with machine.json), with the headline figures in the set's counter unit: medians, lower is better, \"–\" where the set has no such figure. Each set's `tables.md` is `atomkit-report tables SET`.\n");
@@ -718,24 +669,27 @@ int cmd_index(int argc, char **argv)
 	puts("- slab pair: the best design's alloc+free pair of 64 bytes; bulk-16: the best design's `alloc_bulk`+`free_bulk` of 16, per object\n");
 	if (!found.n) {
 		puts("No result sets here.");
-		ak_problem("%s: no result sets (folders with machine.json) under it",
+		rp_problem("%s: no result sets (folders with machine.json) under it",
 			   dir);
 		free(dir);
-		return AK_EXIT_NOTHING;
+		return RP_EXIT_NOTHING;
 	}
-	puts("| machine | arch | set | emulated | unit | cmpxchg64 full / local | cmpxchg128 full | this\\_cpu\\_add rseq / atomic / thread | slab pair 64 B (best design) | bulk-16 per object (best design) | notes |");
-	puts("|---|---|---|---|---|--:|--:|--:|--:|--:|---|");
+	rp_tab_init(&t, "lllllrrrrrl");
+	rp_row(&t, "machine|arch|set|emulated|unit|cmpxchg64 full / local|cmpxchg128 full|%s|slab pair 64 B (best design)|bulk-16 per object (best design)",
+	       rp_md('t', "this_cpu_add rseq / atomic / thread"));
+	rp_cell(&t, "notes");
 	for (i = 0; i < found.n; i++) {
-		char *p = *found.v[i] ? ak_asprintf("%s/%s", dir, found.v[i]) :
-			ak_strdup(dir);
-		struct ak_set *s = ak_set_load(p);
+		char *p = *found.v[i] ? rp_asprintf("%s/%s", dir, found.v[i]) :
+			rp_strdup(dir);
+		struct rp_set *s = rp_set_load(p);
 
-		index_row(s, *found.v[i] ? found.v[i] : ".");
+		index_row(&t, s, *found.v[i] ? found.v[i] : ".");
 		usable += s->usable;
-		ak_set_free(s);
+		rp_set_free(s);
 		free(p);
 	}
-	ak_strs_free(&found);
+	rp_tab_print(&t);
+	rp_strs_free(&found);
 	free(dir);
-	return ak_exit_status(usable);
+	return rp_exit_status(usable);
 }

@@ -15,28 +15,28 @@
 
 struct grid_cell {
 	const char *r, *c;
-	const struct ak_bench *b;
+	const struct rp_bench *b;
 };
 
 struct grid {
-	struct ak_strs rows, cols;
+	struct rp_strs rows, cols;
 	struct grid_cell *v;
 	int n, cap;
 };
 
 static void grid_add(struct grid *g, const char *r, const char *c,
-		     const struct ak_bench *b)
+		     const struct rp_bench *b)
 {
 	if (g->n == g->cap) {
 		g->cap = g->cap ? 2 * g->cap : 64;
-		g->v = ak_realloc(g->v, g->cap * sizeof(*g->v));
+		g->v = rp_realloc(g->v, g->cap * sizeof(*g->v));
 	}
-	g->v[g->n].r = ak_strs_add(&g->rows, r);
-	g->v[g->n].c = ak_strs_add(&g->cols, c);
+	g->v[g->n].r = rp_strs_add(&g->rows, r);
+	g->v[g->n].c = rp_strs_add(&g->cols, c);
 	g->v[g->n++].b = b;
 }
 
-static const struct ak_bench *grid_get(const struct grid *g, const char *r,
+static const struct rp_bench *grid_get(const struct grid *g, const char *r,
 				       const char *c)
 {
 	int i;
@@ -49,224 +49,210 @@ static const struct ak_bench *grid_get(const struct grid *g, const char *r,
 
 static void grid_free(struct grid *g)
 {
-	ak_strs_free(&g->rows);
-	ak_strs_free(&g->cols);
+	rp_strs_free(&g->rows);
+	rp_strs_free(&g->cols);
 	free(g->v);
 	memset(g, 0, sizeof(*g));
 }
 
-/* ---- numbered notes under a table: the reasons of skipped runs ---- */
+/* ---- titles and cells ---- */
 
-struct notes {
-	struct ak_strs v;
-};
-
-static int note(struct notes *n, const char *text)
+static void title(const struct rp_set *s, const char *what)
 {
-	ak_strs_add(&n->v, text);
-	return ak_strs_find(&n->v, text) + 1;
-}
-
-static void notes_end(struct notes *n)
-{
-	int i;
-
-	for (i = 0; i < n->v.n; i++) {
-		printf("%s(%d) ", i ? "  \n" : "\n", i + 1);
-		md_text(n->v.v[i]);
-	}
-	if (n->v.n)
-		putchar('\n');
-	ak_strs_free(&n->v);
-}
-
-/* ---- titles ---- */
-
-static void title(const struct ak_set *s, const char *what)
-{
-	fputs("\n### ", stdout);
-	md_text(what);
-	fputs(": ", stdout);
-	md_text(ak_machine_name(s));
-	printf("\n\n");
+	printf("\n### %s: %s\n\n", rp_md('t', what),
+	       rp_md('t', rp_machine_name(s)));
 }
 
 /* The line under a title: the unit and the spread the cells show. */
-static void caption(const struct ak_set *s, const char *unit,
+static void caption(const struct rp_set *s, const char *unit,
 		    const char *cells, const char *spread)
 {
-	fputs("Unit: ", stdout);
-	if (unit) {
-		fputs(unit, stdout);
-	} else if (*s->counter) {
-		md_text(*ak_mach(s, "ak_counter_unit") ?
-			ak_mach(s, "ak_counter_unit") : s->counter);
-		fputs(" (", stdout);
-		md_code(s->counter);
-		fputs(")", stdout);
-	} else {
-		fputs("ns", stdout);
-	}
-	printf(". Cells: %s, %s. Spread: %s.\n\n", cells, ak_runs(s),
+	if (unit)
+		printf("Unit: %s", unit);
+	else if (*s->counter)
+		printf("Unit: %s (%s)", rp_md('t', *rp_mach(s, "ak_counter_unit") ?
+					     rp_mach(s, "ak_counter_unit") :
+					     s->counter),
+		       rp_md('c', s->counter));
+	else
+		fputs("Unit: ns", stdout);
+	printf(". Cells: %s, %s. Spread: %s.\n\n", cells, rp_runs(s),
 	       s->reps > 1 ? spread : "none (1 run)");
 }
 
-static void skip_cell(const struct ak_bench *b, struct notes *n)
+/* "–" where the set has no such benchmark, "n/a (note)" if skipped. */
+static void skip_cell(struct rp_tab *t, const struct rp_bench *b)
 {
 	if (!b)
-		fputs(" – |", stdout);
+		rp_cell(t, "–");
 	else
-		printf(" n/a (%d) |", note(n, b->skip));
+		rp_cell(t, "n/a (%d)", rp_tab_note(t, b->skip));
 }
 
 /* A figure in the unit with its min-max: "195 (190 - 201)". */
-static void unit_cell(const struct ak_set *s, const struct ak_bench *b,
-		      const char *prefix, struct notes *n)
+static void unit_cell(struct rp_tab *t, const struct rp_set *s,
+		      const struct rp_bench *b, const char *prefix)
 {
-	struct ak_fig f;
+	struct rp_fig f;
 
 	if (!b || b->skip) {
-		skip_cell(b, n);
+		skip_cell(t, b);
 		return;
 	}
-	ak_fig_unit(s, b, prefix, &f);
-	printf(" %s%s |", ak_num(f.v), ak_range(&f));
+	rp_fig_unit(s, b, prefix, &f);
+	rp_cell(t, "%s%s", rp_num(f.v), rp_range(&f));
+}
+
+/* A matrix table: FIRST and the columns' names as its header. */
+static void grid_tab(struct rp_tab *t, const char *first,
+		     const struct rp_strs *cols)
+{
+	int j;
+
+	rp_tab_init(t, "lr");
+	t->ncol = cols->n + 1;
+	rp_cell(t, "%s", first);
+	for (j = 0; j < cols->n; j++)
+		rp_cell_as(t, 't', cols->v[j]);
 }
 
 /* ---- the set's header ---- */
 
-static void hrow(const char *key, const char *val)
+static void hrow(struct rp_tab *t, const char *key, const char *val)
 {
-	printf("| %s | ", key);
-	if (*val)
-		md_text(val);
-	else
-		fputs("–", stdout);
-	puts(" |");
+	rp_cell(t, "%s", key);
+	rp_cell(t, "%s", *val ? rp_md('t', val) : "–");
 }
 
-void ak_set_header(const struct ak_set *s, int level)
+void rp_set_header(const struct rp_set *s, int level)
 {
 	char buf[512];
+	struct rp_tab t;
+	char *list = NULL;
+	size_t len;
+	FILE *f;
 	int i;
 
-	printf("%.*s ", level, "######");
-	md_text(ak_machine_name(s));
-	fputs(": ", stdout);
-	md_text(ak_set_name(s));
-	printf("\n\n");
-	if (s->emulated) {
-		fputs("**emulated: correctness only, figures mean nothing** (",
-		      stdout);
-		md_text(ak_mach(s, "ak_emulated"));
-		printf(")\n\n");
-	}
-	puts("| | |\n|---|---|");
-	hrow("machine", ak_machine_name(s));
-	hrow("arch", ak_mach(s, "ak_arch"));
+	printf("%.*s %s: %s\n\n", level, "######",
+	       rp_md('t', rp_machine_name(s)), rp_md('t', rp_set_name(s)));
+	if (s->emulated)
+		printf("**emulated: correctness only, figures mean nothing** (%s)\n\n",
+		       rp_md('t', rp_mach(s, "ak_emulated")));
+	rp_tab_init(&t, "ll");
+	rp_cell_none(&t);
+	rp_cell_none(&t);
+	hrow(&t, "machine", rp_machine_name(s));
+	hrow(&t, "arch", rp_mach(s, "ak_arch"));
 	snprintf(buf, sizeof(buf), "%s (%s cores, %s PUs)",
-		 ak_mach(s, "ak_cpu_model"), ak_mach(s, "ak_cores"),
-		 ak_mach(s, "ak_pus"));
-	hrow("CPU", buf);
-	hrow("topology", ak_mach(s, "ak_topology"));
-	hrow("kernel", ak_mach(s, "ak_kernel"));
-	hrow("hypervisor", ak_mach(s, "ak_hypervisor"));
-	hrow("emulated", ak_mach(s, "ak_emulated"));
+		 rp_mach(s, "ak_cpu_model"), rp_mach(s, "ak_cores"),
+		 rp_mach(s, "ak_pus"));
+	hrow(&t, "CPU", buf);
+	hrow(&t, "topology", rp_mach(s, "ak_topology"));
+	hrow(&t, "kernel", rp_mach(s, "ak_kernel"));
+	hrow(&t, "hypervisor", rp_mach(s, "ak_hypervisor"));
+	hrow(&t, "emulated", rp_mach(s, "ak_emulated"));
 	snprintf(buf, sizeof(buf), "governor %s; boost %s; SMT %s",
-		 ak_mach(s, "ak_governor"), ak_mach(s, "ak_boost"),
-		 ak_mach(s, "ak_smt"));
-	hrow("frequency", buf);
+		 rp_mach(s, "ak_governor"), rp_mach(s, "ak_boost"),
+		 rp_mach(s, "ak_smt"));
+	hrow(&t, "frequency", buf);
 	snprintf(buf, sizeof(buf), "%s; CFLAGS %s; configure %s",
-		 ak_mach(s, "ak_compiler"), ak_mach(s, "ak_cflags"),
-		 ak_mach(s, "ak_configure"));
-	hrow("compiler", buf);
-	snprintf(buf, sizeof(buf), "%s (%s)", ak_mach(s, "ak_counter_unit"),
+		 rp_mach(s, "ak_compiler"), rp_mach(s, "ak_cflags"),
+		 rp_mach(s, "ak_configure"));
+	hrow(&t, "compiler", buf);
+	snprintf(buf, sizeof(buf), "%s (%s)", rp_mach(s, "ak_counter_unit"),
 		 *s->counter ? s->counter : "none: ns only");
-	hrow("counter", buf);
-	hrow("per-CPU mode", ak_mach(s, "ak_percpu_mode"));
+	hrow(&t, "counter", buf);
+	hrow(&t, "per-CPU mode", rp_mach(s, "ak_percpu_mode"));
 	snprintf(buf, sizeof(buf), "cx16 %s; lse %s; isa207 %s",
-		 ak_mach(s, "ak_cx16"), ak_mach(s, "ak_lse"),
-		 ak_mach(s, "ak_isa207"));
-	hrow("CPU features", buf);
+		 rp_mach(s, "ak_cx16"), rp_mach(s, "ak_lse"),
+		 rp_mach(s, "ak_isa207"));
+	hrow(&t, "CPU features", buf);
 	snprintf(buf, sizeof(buf), "%s (%s), started %s",
-		 *ak_mach(s, "ak_run_mode") ? ak_mach(s, "ak_run_mode") :
-		 "unknown", ak_runs(s), ak_mach(s, "ak_run_started"));
-	hrow("run", buf);
-	snprintf(buf, sizeof(buf), "%s (rev %s)", ak_set_name(s),
-		 ak_mach(s, "ak_git_rev"));
-	hrow("date-rev", buf);
-	hrow("folder", s->path);
-	fputs("| suites | ", stdout);
-	for (i = 0; i < s->nr_suites; i++) {
-		printf("%s", i ? ", " : "");
-		md_text(s->suites[i].name);
-	}
-	if (s->missing.n) {
-		fputs("; **missing:", stdout);
-		for (i = 0; i < s->missing.n; i++) {
-			putchar(' ');
-			md_text(s->missing.v[i]);
-		}
-		fputs("** (interrupted run, or allocator not installed)",
-		      stdout);
-	}
-	puts(" |");
+		 *rp_mach(s, "ak_run_mode") ? rp_mach(s, "ak_run_mode") :
+		 "unknown", rp_runs(s), rp_mach(s, "ak_run_started"));
+	hrow(&t, "run", buf);
+	snprintf(buf, sizeof(buf), "%s (rev %s)", rp_set_name(s),
+		 rp_mach(s, "ak_git_rev"));
+	hrow(&t, "date-rev", buf);
+	hrow(&t, "folder", s->path);
+	f = open_memstream(&list, &len);
+	for (i = 0; f && i < s->nr_suites; i++)
+		fprintf(f, "%s%s", i ? ", " : "", rp_md('t', s->suites[i].name));
+	if (f && s->missing.n)
+		fprintf(f, "; %smissing:", RP_B);
+	for (i = 0; f && i < s->missing.n; i++)
+		fprintf(f, " %s", rp_md('t', s->missing.v[i]));
+	if (f && s->missing.n)
+		fprintf(f, "%s (interrupted run, or allocator not installed)",
+			RP_B);
+	if (!f || fclose(f))
+		exit(RP_EXIT_NOTHING);
+	rp_cell(&t, "suites");
+	rp_cell(&t, "%s", list);
+	free(list);
 	if (s->nr_problems) {
-		printf("| problems | %d reported on stderr; the first: ",
-		       s->nr_problems);
-		md_text(ak_why(s));
-		puts(" |");
+		rp_cell(&t, "problems");
+		rp_cell(&t, "%d reported on stderr; the first: %s",
+			s->nr_problems, rp_md('t', rp_why(s)));
 	}
+	rp_tab_print(&t);
 }
 
 /* ---- a. primitives ---- */
 
-static void prim_cells(const struct ak_set *s, const struct ak_bench *b,
-		       struct notes *n)
+static void prim_cells(struct rp_tab *t, const struct rp_set *s,
+		       const struct rp_bench *b)
 {
-	struct ak_fig u, t;
+	struct rp_fig u, f;
 
 	if (!b || b->skip) {
-		skip_cell(b, n);
-		fputs(" – | – |", stdout);
+		skip_cell(t, b);
+		rp_row(t, "–|–");
 		return;
 	}
-	ak_fig_unit(s, b, "", &u);
-	ak_fig(b, "real_time", &t);
-	printf(" %s | %s | %s |", ak_num(u.v), ak_num(t.v),
-	       ak_spread(isnan(u.v) ? &t : &u));
+	rp_fig_unit(s, b, "", &u);
+	rp_fig(b, "real_time", &f);
+	rp_cell(t, "%s", rp_num(u.v));
+	rp_cell(t, "%s", rp_num(f.v));
+	rp_cell(t, "%s", rp_spread(isnan(u.v) ? &f : &u));
 }
 
-/* The name without its last part: "prim/x/cmpxchg64/lock/lat" -> ".../lock" */
-static bool strip_last(const char *name, char *buf, size_t size,
-		       const char *const *lasts)
+/* The benchmark of a primitive's row (its id) and the given metric. */
+static const struct rp_bench *prim_of(const struct rp_set *s,
+				      const char *suite, const char *id,
+				      const char *key, const char *val)
 {
-	const char *p = strrchr(name, '/');
-	int i;
-
-	if (!p)
-		return false;
-	for (i = 0; lasts[i]; i++)
-		if (!strcmp(p + 1, lasts[i]))
-			break;
-	if (!lasts[i])
-		return false;
-	snprintf(buf, size, "%.*s", (int)(p - name), name);
-	return true;
-}
-
-static void t_prim(const struct ak_set *s)
-{
-	static const char *const lasts[] = { "lat", "tput", NULL };
-	struct ak_strs keys = { 0 };
-	struct notes n = { 0 };
-	char key[256], instr[160], order[64];
+	char buf[160];
 	int i;
 
 	for (i = 0; i < s->nr_bench; i++)
-		if (ak_has_prefix(s->bench[i].name, "prim/") &&
-		    strip_last(s->bench[i].name, key, sizeof(key), lasts))
-			ak_strs_add(&keys, key);
+		if (rp_is(&s->bench[i], "suite", suite) &&
+		    rp_is(&s->bench[i], key, val) &&
+		    !strcmp(rp_prim_id(&s->bench[i], buf, sizeof(buf)), id))
+			return &s->bench[i];
+	return NULL;
+}
+
+/* The rows of a primitive table: each primitive's id, in file order. */
+static void prim_ids(const struct rp_set *s, const char *suite,
+		     struct rp_strs *ids)
+{
+	char buf[160];
+	int i;
+
+	for (i = 0; i < s->nr_bench; i++)
+		if (rp_is(&s->bench[i], "suite", suite))
+			rp_strs_add(ids, rp_prim_id(&s->bench[i], buf,
+						    sizeof(buf)));
+}
+
+static void t_prim(const struct rp_set *s)
+{
+	struct rp_strs keys = { 0 };
+	struct rp_tab t;
+	int i;
+
+	prim_ids(s, "prim", &keys);
 	if (!keys.n) {
 		puts("\nNo primitive table: no uncontended suite (prim/...) in this set.");
 		return;
@@ -274,255 +260,200 @@ static void t_prim(const struct ak_set *s)
 	title(s, "Primitives, uncontended");
 	caption(s, NULL, "lat = a dependent chain, tput = independent operations on four lines, per operation",
 		"min - max over the runs, and cv");
-	printf("| primitive | instruction | ordering | lat (%s) | lat (ns) | lat spread | tput (%s) | tput (ns) | tput spread |\n",
+	rp_tab_init(&t, "lllrrlrrl");
+	rp_row(&t, "primitive|instruction|ordering|lat (%s)|lat (ns)|lat spread|tput (%s)|tput (ns)|tput spread",
 	       s->unit, s->unit);
-	puts("|---|---|---|--:|--:|---|--:|--:|---|");
 	for (i = 0; i < keys.n; i++) {
-		const struct ak_bench *lat = ak_findf(s, "%s/lat", keys.v[i]);
-		const struct ak_bench *tput = ak_findf(s, "%s/tput",
-						       keys.v[i]);
-		const char *label = lat && *lat->label ? lat->label :
-			tput ? tput->label : "";
-		bool dead = (!lat || lat->skip) && (!tput || tput->skip);
+		const struct rp_bench *lat = prim_of(s, "prim", keys.v[i],
+						     "metric", "lat");
+		const struct rp_bench *tput = prim_of(s, "prim", keys.v[i],
+						      "metric", "tput");
+		const struct rp_bench *id = *rp_f(lat, "insn") ? lat : tput;
 
-		fputs("| ", stdout);
-		md_code(keys.v[i] + strlen("prim/"));
-		fputs(" | ", stdout);
-		if (dead) {
+		rp_cell_as(&t, 'c', keys.v[i]);
+		if ((!lat || lat->skip) && (!tput || tput->skip)) {
 			/* a variant this CPU cannot run: the row says why */
-			md_skip((lat ? lat : tput)->skip);
-			puts(" | | – | – | – | – | – | – |");
+			rp_cell_as(&t, 's', (lat ? lat : tput)->skip);
+			rp_cell_none(&t);
+			rp_row(&t, "–|–|–|–|–|–");
 			continue;
 		}
-		ak_instruction(label, instr, sizeof(instr));
-		ak_ordering(label, order, sizeof(order));
-		md_code(instr);
-		fputs(" | ", stdout);
-		md_text(order);
-		fputs(" |", stdout);
-		prim_cells(s, lat, &n);
-		prim_cells(s, tput, &n);
-		putchar('\n');
+		rp_cell_as(&t, 'c', rp_f(id, "insn"));
+		rp_cell_as(&t, 't', rp_f(id, "ordering"));
+		prim_cells(&t, s, lat);
+		prim_cells(&t, s, tput);
 	}
-	notes_end(&n);
-	ak_strs_free(&keys);
+	rp_tab_print(&t);
+	rp_strs_free(&keys);
 }
 
 /* ---- b. per-CPU operations ---- */
 
-static void t_percpu(const struct ak_set *s)
+static void t_percpu(const struct rp_set *s)
 {
 	struct grid g = { 0 };
-	struct notes n = { 0 };
-	char buf[256];
-	const char *p[8];
+	struct rp_tab t;
+	char head[96];
 	int i, j;
 
 	for (i = 0; i < s->nr_bench; i++)
-		if (ak_split(s->bench[i].name, buf, sizeof(buf), p, 8) == 3 &&
-		    !strcmp(p[0], "percpu"))
-			grid_add(&g, p[1], p[2], &s->bench[i]);
+		if (rp_is(&s->bench[i], "suite", "percpu"))
+			grid_add(&g, rp_f(&s->bench[i], "op"),
+				 rp_f(&s->bench[i], "mode"), &s->bench[i]);
 	if (!g.n) {
 		puts("\nNo per-CPU table: no percpu suite in this set.");
 		return;
 	}
 	title(s, "Per-CPU operations (this_cpu_*), by per-CPU mode");
 	caption(s, NULL, "per operation", "(min - max) after each figure");
-	printf("| op (%s) |", s->unit);
-	for (j = 0; j < g.cols.n; j++) {
-		putchar(' ');
-		md_text(g.cols.v[j]);
-		fputs(" |", stdout);
-	}
-	fputs("\n|---|", stdout);
-	for (j = 0; j < g.cols.n; j++)
-		fputs("--:|", stdout);
-	putchar('\n');
+	snprintf(head, sizeof(head), "op (%s)", s->unit);
+	grid_tab(&t, head, &g.cols);
 	for (i = 0; i < g.rows.n; i++) {
-		fputs("| ", stdout);
-		md_code(g.rows.v[i]);
-		fputs(" |", stdout);
+		rp_cell_as(&t, 'c', g.rows.v[i]);
 		for (j = 0; j < g.cols.n; j++)
-			unit_cell(s, grid_get(&g, g.rows.v[i], g.cols.v[j]),
-				  "", &n);
-		putchar('\n');
+			unit_cell(&t, s, grid_get(&g, g.rows.v[i],
+						  g.cols.v[j]), "");
 	}
-	notes_end(&n);
+	rp_tab_print(&t);
 	grid_free(&g);
 }
 
 /* ---- c. CAS success against failure ---- */
 
-static void t_cas(const struct ak_set *s)
+static void t_cas(const struct rp_set *s)
 {
-	static const char *const lasts[] = { "success", "failure", NULL };
-	struct ak_strs keys = { 0 };
-	struct notes n = { 0 };
-	char key[256], instr[160];
+	struct rp_strs keys = { 0 };
+	struct rp_tab t;
 	int i;
 
-	for (i = 0; i < s->nr_bench; i++)
-		if (ak_has_prefix(s->bench[i].name, "cas/") &&
-		    strip_last(s->bench[i].name, key, sizeof(key), lasts))
-			ak_strs_add(&keys, key);
+	prim_ids(s, "cas", &keys);
 	if (!keys.n) {
 		puts("\nNo CAS table: no casfail suite (cas/...) in this set.");
 		return;
 	}
 	title(s, "CAS that succeeds against CAS that fails");
 	caption(s, NULL, "per operation", "min - max over the runs, and cv");
-	printf("| primitive | instruction | success (%s) | failure (%s) | failure / success | success (ns) | failure (ns) | success spread | failure spread |\n",
+	rp_tab_init(&t, "llrrrrrll");
+	rp_row(&t, "primitive|instruction|success (%s)|failure (%s)|failure / success|success (ns)|failure (ns)|success spread|failure spread",
 	       s->unit, s->unit);
-	puts("|---|---|--:|--:|--:|--:|--:|---|---|");
 	for (i = 0; i < keys.n; i++) {
-		const struct ak_bench *ok = ak_findf(s, "%s/success",
-						     keys.v[i]);
-		const struct ak_bench *ko = ak_findf(s, "%s/failure",
-						     keys.v[i]);
-		struct ak_fig us, uf, ts, tf;
+		const struct rp_bench *ok = prim_of(s, "cas", keys.v[i],
+						    "outcome", "success");
+		const struct rp_bench *ko = prim_of(s, "cas", keys.v[i],
+						    "outcome", "failure");
+		struct rp_fig us, uf, ts, tf;
 
-		ak_fig_unit(s, ok, "", &us);
-		ak_fig_unit(s, ko, "", &uf);
-		ak_fig(ok, "real_time", &ts);
-		ak_fig(ko, "real_time", &tf);
-		fputs("| ", stdout);
-		md_code(keys.v[i] + strlen("cas/"));
-		fputs(" | ", stdout);
-		ak_instruction(ok ? ok->label : ko ? ko->label : "", instr,
-			       sizeof(instr));
-		md_code(instr);
-		fputs(" |", stdout);
+		rp_fig_unit(s, ok, "", &us);
+		rp_fig_unit(s, ko, "", &uf);
+		rp_fig(ok, "real_time", &ts);
+		rp_fig(ko, "real_time", &tf);
+		rp_cell_as(&t, 'c', keys.v[i]);
+		rp_cell_as(&t, 'c', rp_f(ok ? ok : ko, "insn"));
 		if (ok && ok->skip)
-			skip_cell(ok, &n);
+			skip_cell(&t, ok);
 		else
-			printf(" %s |", ak_num(us.v));
+			rp_cell(&t, "%s", rp_num(us.v));
 		if (ko && ko->skip)
-			skip_cell(ko, &n);
+			skip_cell(&t, ko);
 		else
-			printf(" %s |", ak_num(uf.v));
-		printf(" %s | %s | %s | %s | %s |\n",
-		       ak_num(uf.v / us.v), ak_num(ts.v), ak_num(tf.v),
-		       ak_spread(&us), ak_spread(&uf));
+			rp_cell(&t, "%s", rp_num(uf.v));
+		rp_cell(&t, "%s", rp_num(uf.v / us.v));
+		rp_cell(&t, "%s", rp_num(ts.v));
+		rp_cell(&t, "%s", rp_num(tf.v));
+		rp_cell(&t, "%s", rp_spread(&us));
+		rp_cell(&t, "%s", rp_spread(&uf));
 	}
-	notes_end(&n);
-	ak_strs_free(&keys);
+	rp_tab_print(&t);
+	rp_strs_free(&keys);
 }
 
 /* ---- d. contention ---- */
 
-static void t_contention(const struct ak_set *s)
+static void t_contention(const struct rp_set *s)
 {
-	struct ak_strs places = { 0 };
-	char buf[256], key[256];
-	const char *p[12], *pl;
-	int i, j, k, np;
+	struct rp_strs places = { 0 };
+	char key[160], tb[16];
+	int i, j, k;
 
-	for (i = 0; i < s->nr_bench; i++) {
-		np = ak_split(s->bench[i].name, buf, sizeof(buf), p, 12);
-		if (!strcmp(p[0], "contention") &&
-		    (pl = ak_param(p, np, "placement")))
-			ak_strs_add(&places, pl);
-	}
+	for (i = 0; i < s->nr_bench; i++)
+		if (rp_is(&s->bench[i], "suite", "contention") &&
+		    *rp_f(&s->bench[i], "placement"))
+			rp_strs_add(&places, rp_f(&s->bench[i], "placement"));
 	if (!places.n) {
 		puts("\nNo contention table: no contention suite in this set.");
 		return;
 	}
 	for (k = 0; k < places.n; k++) {
 		struct grid g = { 0 };
-		struct notes n = { 0 };
+		struct rp_tab t;
 		char what[128];
 
 		for (i = 0; i < s->nr_bench; i++) {
-			const char *t;
-			char tb[16];
-			int m;
+			const struct rp_bench *b = &s->bench[i];
 
-			np = ak_split(s->bench[i].name, buf, sizeof(buf), p,
-				      12);
-			if (strcmp(p[0], "contention") ||
-			    !(pl = ak_param(p, np, "placement")) ||
-			    strcmp(pl, places.v[k]))
+			if (!rp_is(b, "suite", "contention") ||
+			    !rp_is(b, "placement", places.v[k]))
 				continue;
-			/* the primitive: the parts before placement: */
-			key[0] = 0;
-			for (m = 1; m < np && !ak_has_prefix(p[m],
-							      "placement:");
-			     m++)
-				snprintf(key + strlen(key),
-					 sizeof(key) - strlen(key), "%s%s",
-					 m > 1 ? "/" : "", p[m]);
-			t = ak_param(p, np, "threads");
-			if (!t) {
-				snprintf(tb, sizeof(tb), "%d",
-					 s->bench[i].threads);
-				t = tb;
-			}
-			grid_add(&g, key, t, &s->bench[i]);
+			snprintf(tb, sizeof(tb), "%d thr", b->threads);
+			grid_add(&g, rp_prim_id(b, key, sizeof(key)), tb, b);
 		}
-		ak_strs_sort_num(&g.cols);
+		rp_strs_sort_num(&g.cols);
 		snprintf(what, sizeof(what),
 			 "Contention on one line, placement %s", places.v[k]);
 		title(s, what);
 		printf("Unit: Mops/s, all threads together (the ops counter / 1e6); in brackets the fairness: the cv of the per-thread operation counts (0: even). Cells: %s. Spread: run-to-run spread not shown (see compare).\n\n",
-		       ak_runs(s));
-		fputs("| primitive |", stdout);
-		for (j = 0; j < g.cols.n; j++)
-			printf(" %s thr |", g.cols.v[j]);
-		fputs("\n|---|", stdout);
-		for (j = 0; j < g.cols.n; j++)
-			fputs("--:|", stdout);
-		putchar('\n');
+		       rp_runs(s));
+		grid_tab(&t, "primitive", &g.cols);
 		for (i = 0; i < g.rows.n; i++) {
-			fputs("| ", stdout);
-			md_code(g.rows.v[i]);
-			fputs(" |", stdout);
+			rp_cell_as(&t, 'c', g.rows.v[i]);
 			for (j = 0; j < g.cols.n; j++) {
-				const struct ak_bench *b =
+				const struct rp_bench *b =
 					grid_get(&g, g.rows.v[i], g.cols.v[j]);
-				struct ak_fig ops, cv;
+				struct rp_fig ops, cv;
 
 				if (!b || b->skip) {
-					skip_cell(b, &n);
+					skip_cell(&t, b);
 					continue;
 				}
-				ak_fig(b, "ops", &ops);
-				ak_fig(b, "cv", &cv);
-				printf(" %s (%s) |", ak_num(ops.v / 1e6),
-				       ak_num(cv.v));
+				rp_fig(b, "ops", &ops);
+				rp_fig(b, "cv", &cv);
+				rp_cell(&t, "%s (%s)", rp_num(ops.v / 1e6),
+					rp_num(cv.v));
 			}
-			putchar('\n');
 		}
-		notes_end(&n);
+		rp_tab_print(&t);
 		grid_free(&g);
 	}
-	ak_strs_free(&places);
+	rp_strs_free(&places);
 }
 
 /* ---- e. cache-line transfer ---- */
 
-static void t_cacheline(const struct ak_set *s)
+static void t_cacheline(const struct rp_set *s)
 {
 	struct grid g = { 0 }, ref = { 0 };
-	struct notes n = { 0 };
-	struct ak_strs live = { 0 }, dead = { 0 };
-	char buf[256], key[128];
-	const char *p[12], *pl;
-	int i, j, np;
+	struct rp_strs live = { 0 }, dead = { 0 };
+	struct rp_tab t;
+	char key[128];
+	const char *pl;
+	int i, j;
 
 	for (i = 0; i < s->nr_bench; i++) {
-		np = ak_split(s->bench[i].name, buf, sizeof(buf), p, 12);
-		if (np < 3 || strcmp(p[0], "cacheline"))
+		const struct rp_bench *b = &s->bench[i];
+
+		if (!rp_is(b, "suite", "cacheline"))
 			continue;
-		snprintf(key, sizeof(key), "%s/%s", p[1], p[2]);
-		pl = ak_param(p, np, "placement");
-		if (!pl) {
+		snprintf(key, sizeof(key), "%s/%s", rp_f(b, "state"),
+			 rp_f(b, "op"));
+		pl = rp_f(b, "placement");
+		if (!*pl) {
 			/* L1/...: the same CPU, the reference */
-			grid_add(&ref, p[1], p[2], &s->bench[i]);
+			grid_add(&ref, rp_f(b, "state"), rp_f(b, "op"), b);
 			continue;
 		}
 		grid_add(&g, key, pl, &s->bench[i]);
 		if (!s->bench[i].skip)
-			ak_strs_add(&live, pl);
+			rp_strs_add(&live, pl);
 	}
 	if (!g.n && !ref.n) {
 		puts("\nNo cache-line table: no cacheline suite in this set.");
@@ -531,157 +462,121 @@ static void t_cacheline(const struct ak_set *s)
 	title(s, "Cache-line transfer: one operation on a line another CPU left in state M, E, S or I");
 	caption(s, NULL, "per operation, by placement class of the two CPUs",
 		"(min - max) after each figure");
-	if (live.n) {
-		printf("| state/op (%s) |", s->unit);
-		for (j = 0; j < live.n; j++) {
-			putchar(' ');
-			md_text(live.v[j]);
-			fputs(" |", stdout);
-		}
-		fputs("\n|---|", stdout);
+	snprintf(key, sizeof(key), "state/op (%s)", s->unit);
+	grid_tab(&t, key, &live);
+	t.keep_notes = true;
+	for (i = 0; live.n && i < g.rows.n; i++) {
+		rp_cell_as(&t, 'c', g.rows.v[i]);
 		for (j = 0; j < live.n; j++)
-			fputs("--:|", stdout);
-		putchar('\n');
-		for (i = 0; i < g.rows.n; i++) {
-			fputs("| ", stdout);
-			md_code(g.rows.v[i]);
-			fputs(" |", stdout);
-			for (j = 0; j < live.n; j++)
-				unit_cell(s, grid_get(&g, g.rows.v[i],
-						      live.v[j]), "", &n);
-			putchar('\n');
-		}
-	} else if (g.n) {
-		puts("Every placement class was skipped on this machine.");
+			unit_cell(&t, s, grid_get(&g, g.rows.v[i], live.v[j]),
+				  "");
 	}
+	if (live.n)
+		rp_tab_print(&t);
+	else if (g.n)
+		puts("Every placement class was skipped on this machine.");
 	/* classes that never ran: one line, with the first reason */
 	for (j = 0; j < g.cols.n; j++) {
-		if (ak_strs_find(&live, g.cols.v[j]) >= 0)
+		if (rp_strs_find(&live, g.cols.v[j]) >= 0)
 			continue;
 		for (i = 0; i < g.n; i++)
 			if (!strcmp(g.v[i].c, g.cols.v[j]) && g.v[i].b->skip)
 				break;
 		if (i < g.n) {
-			char *t = ak_asprintf("%s (%s)", g.cols.v[j],
+			char *d = rp_asprintf("%s (%s)", g.cols.v[j],
 					      g.v[i].b->skip);
 
-			ak_strs_add(&dead, t);
-			free(t);
+			rp_strs_add(&dead, d);
+			free(d);
 		}
 	}
-	if (dead.n) {
-		fputs("\nPlacement classes not on this machine: ", stdout);
-		for (i = 0; i < dead.n; i++) {
-			fputs(i ? "; " : "", stdout);
-			md_text(dead.v[i]);
-		}
-		puts(".");
-	}
-	notes_end(&n);
+	for (i = 0; i < dead.n; i++)
+		printf("%s%s%s", i ? "; " : "\nPlacement classes not on this machine: ",
+		       rp_md('t', dead.v[i]), i == dead.n - 1 ? ".\n" : "");
+	rp_tab_notes(&t);
 	if (ref.n) {
-		printf("\nReference, the line in the same CPU's cache (cacheline/L*), %s:\n\n| level |",
+		printf("\nReference, the line in the same CPU's cache (cacheline/L*), %s:\n\n",
 		       s->unit);
-		for (j = 0; j < ref.cols.n; j++) {
-			putchar(' ');
-			md_text(ref.cols.v[j]);
-			fputs(" |", stdout);
-		}
-		fputs("\n|---|", stdout);
-		for (j = 0; j < ref.cols.n; j++)
-			fputs("--:|", stdout);
-		putchar('\n');
+		grid_tab(&t, "level", &ref.cols);
 		for (i = 0; i < ref.rows.n; i++) {
-			printf("| %s |", ref.rows.v[i]);
+			rp_cell(&t, "%s", ref.rows.v[i]);
 			for (j = 0; j < ref.cols.n; j++)
-				unit_cell(s, grid_get(&ref, ref.rows.v[i],
-						      ref.cols.v[j]), "", &n);
-			putchar('\n');
+				unit_cell(&t, s, grid_get(&ref, ref.rows.v[i],
+							  ref.cols.v[j]), "");
 		}
-		notes_end(&n);
+		rp_tab_print(&t);
 	}
-	ak_strs_free(&live);
-	ak_strs_free(&dead);
+	rp_strs_free(&live);
+	rp_strs_free(&dead);
 	grid_free(&g);
 	grid_free(&ref);
 }
 
 /* ---- harness and cross-check ---- */
 
-static void t_harness(const struct ak_set *s)
+static void t_harness(const struct rp_set *s)
 {
-	struct notes n = { 0 };
+	struct rp_tab t;
 	bool any = false;
 	int i;
 
 	for (i = 0; i < s->nr_bench; i++) {
-		const struct ak_bench *b = &s->bench[i];
-		struct ak_fig u, t;
+		const struct rp_bench *b = &s->bench[i];
+		struct rp_fig u, f;
 
-		if (!ak_has_prefix(b->name, "harness/") &&
-		    !ak_has_prefix(b->name, "xcheck/"))
+		if (!rp_is(b, "suite", "harness") &&
+		    !rp_is(b, "suite", "xcheck"))
 			continue;
 		if (!any) {
 			title(s, "Harness and cross-check");
 			caption(s, NULL, "per iteration",
 				"min - max over the runs, and cv");
-			printf("| benchmark | %s | ns | spread | what |\n|---|--:|--:|---|---|\n",
-			       s->unit);
+			rp_tab_init(&t, "lrrll");
+			rp_row(&t, "benchmark|%s|ns|spread|what", s->unit);
 			any = true;
 		}
-		fputs("| ", stdout);
-		md_code(b->name);
-		fputs(" |", stdout);
+		rp_cell_as(&t, 'c', b->name);
 		if (b->skip) {
-			skip_cell(b, &n);
-			puts(" – | – | |");
-			continue;
-		}
-		if (ak_has_prefix(b->name, "xcheck/")) {
+			skip_cell(&t, b);
+			rp_row(&t, "–|–");
+			rp_cell_none(&t);
+		} else if (rp_is(b, "suite", "xcheck")) {
 			/* the figures of a cross-check are its ratios */
-			ak_fig(b, "ratio_suite", &u);
-			ak_fig(b, "ratio_asm", &t);
-			printf(" – | – | – | ratio nolock/lock %s (suite) vs %s (asm); ",
-			       ak_num(u.v), ak_num(t.v));
+			rp_fig(b, "ratio_suite", &u);
+			rp_fig(b, "ratio_asm", &f);
+			rp_row(&t, "–|–|–");
+			rp_cell(&t, "ratio nolock/lock %s (suite) vs %s (asm); %s",
+				rp_num(u.v), rp_num(f.v), rp_md('t', b->label));
 		} else {
-			ak_fig_unit(s, b, "", &u);
-			ak_fig(b, "real_time", &t);
-			printf(" %s | %s | %s | ", ak_num(u.v), ak_num(t.v),
-			       ak_spread(&u));
+			rp_fig_unit(s, b, "", &u);
+			rp_fig(b, "real_time", &f);
+			rp_cell(&t, "%s", rp_num(u.v));
+			rp_cell(&t, "%s", rp_num(f.v));
+			rp_cell(&t, "%s", rp_spread(&u));
+			rp_cell_as(&t, 't', b->label);
 		}
-		md_text(b->label);
-		puts(" |");
 	}
 	if (any)
-		notes_end(&n);
+		rp_tab_print(&t);
 }
 
 /* ---- slab ---- */
 
 struct slab_key {
-	char wl[32], impl[64], mode[32], place[32];
+	const char *wl, *impl, *place;
 	long size, bulk, threads;
 };
 
-static bool slab_parse(const struct ak_bench *b, struct slab_key *k)
+static bool slab_parse(const struct rp_bench *b, struct slab_key *k)
 {
-	char buf[256];
-	const char *p[12], *v;
-	int n = ak_split(b->name, buf, sizeof(buf), p, 12);
-
-	if (n < 3 || strcmp(p[0], "slab"))
+	if (!rp_is(b, "suite", "slab"))
 		return false;
-	snprintf(k->wl, sizeof(k->wl), "%s", p[1]);
-	snprintf(k->impl, sizeof(k->impl), "%s", p[2]);
-	snprintf(k->mode, sizeof(k->mode), "%s",
-		 !strcmp(p[1], "pair_mode") && n > 3 ? p[3] : "");
-	v = ak_param(p, n, "size");
-	k->size = v ? atol(v) : -1;
-	v = ak_param(p, n, "bulk");
-	k->bulk = v ? atol(v) : -1;
-	v = ak_param(p, n, "threads");
-	k->threads = v ? atol(v) : b->threads > 0 ? b->threads : 1;
-	v = ak_param(p, n, "placement");
-	snprintf(k->place, sizeof(k->place), "%s", v ? v : "");
+	k->wl = rp_f(b, "workload");
+	k->impl = rp_f(b, "design");
+	k->size = rp_n(b, "size");
+	k->bulk = rp_n(b, "bulk");
+	k->threads = b->threads > 0 ? b->threads : 1;
+	k->place = rp_f(b, "placement");
 	return true;
 }
 
@@ -690,7 +585,7 @@ static bool slab_parse(const struct ak_bench *b, struct slab_key *k)
  * with --placement; "spread" (every run has it) where present, else the
  * first class found.
  */
-static void pick_place(const struct ak_set *s, const char *wl, char *buf,
+static void pick_place(const struct rp_set *s, const char *wl, char *buf,
 		       size_t n)
 {
 	struct slab_key k;
@@ -718,7 +613,7 @@ static int impl_rank(const char *impl)
 	};
 	int i;
 
-	if (!ak_has_prefix(impl, "malloc-"))
+	if (!rp_has_prefix(impl, "malloc-"))
 		return 0;
 	for (i = 0; m[i]; i++)
 		if (!strcmp(impl, m[i]))
@@ -726,7 +621,7 @@ static int impl_rank(const char *impl)
 	return i + 1;
 }
 
-static void impls_sort(struct ak_strs *l)
+static void impls_sort(struct rp_strs *l)
 {
 	int i, j;
 
@@ -742,7 +637,7 @@ static void impls_sort(struct ak_strs *l)
 
 static bool is_design(const char *impl)
 {
-	return !ak_has_prefix(impl, "malloc-");
+	return !rp_has_prefix(impl, "malloc-");
 }
 
 /*
@@ -771,7 +666,7 @@ static const char *axis(const struct slab_key *k, enum slab_axis a,
 	return buf;
 }
 
-static void slab_grid(const struct ak_set *s, struct grid *g, const char *wl,
+static void slab_grid(const struct rp_set *s, struct grid *g, const char *wl,
 		      enum slab_axis ra, long threads, long size)
 {
 	char rb[64], cb[64], place[32];
@@ -791,31 +686,15 @@ static void slab_grid(const struct ak_set *s, struct grid *g, const char *wl,
 			 axis(&k, AX_IMPL, cb, sizeof(cb)), &s->bench[i]);
 	}
 	if (ra != AX_IMPL)
-		ak_strs_sort_num(&g->rows);
+		rp_strs_sort_num(&g->rows);
 	impls_sort(&g->cols);
 }
 
-static void impl_header(const char *first, const struct ak_strs *impls)
-{
-	int j;
-
-	printf("| %s |", first);
-	for (j = 0; j < impls->n; j++) {
-		putchar(' ');
-		md_text(impls->v[j]);
-		fputs(" |", stdout);
-	}
-	fputs("\n|---|", stdout);
-	for (j = 0; j < impls->n; j++)
-		fputs("--:|", stdout);
-	putchar('\n');
-}
-
 /* f. seed table 1: alloc(N) and free(N) rows, every impl a column */
-static void t_slab_seq(const struct ak_set *s)
+static void t_slab_seq(const struct rp_set *s)
 {
 	struct grid g = { 0 };
-	struct notes n = { 0 };
+	struct rp_tab t;
 	int i, j, k;
 
 	slab_grid(s, &g, "seq", AX_SIZE, 0, 0);
@@ -825,48 +704,46 @@ static void t_slab_seq(const struct ak_set *s)
 	}
 	title(s, "Slab, seed table 1: runs of 10000 allocations, then 10000 frees (slab/seq)");
 	caption(s, NULL, "per object", "(min - max) after each figure");
-	impl_header(s->unit, &g.cols);
+	grid_tab(&t, s->unit, &g.cols);
 	for (i = 0; i < g.rows.n; i++)
 		for (k = 0; k < 2; k++) {
-			printf("| %s(%s) |", k ? "free" : "alloc",
-			       g.rows.v[i]);
+			rp_cell(&t, "%s(%s)", k ? "free" : "alloc",
+				g.rows.v[i]);
 			for (j = 0; j < g.cols.n; j++)
-				unit_cell(s, grid_get(&g, g.rows.v[i],
-						      g.cols.v[j]),
-					  k ? "free_" : "alloc_", &n);
-			putchar('\n');
+				unit_cell(&t, s, grid_get(&g, g.rows.v[i],
+							  g.cols.v[j]),
+					  k ? "free_" : "alloc_");
 		}
-	notes_end(&n);
+	rp_tab_print(&t);
 
 	/* g. seed table 2: the same in ns, "alloc / free" */
 	title(s, "Slab, seed table 2: alloc / free per object, ns (slab/seq)");
 	caption(s, "ns", "\"alloc / free\" per object", "see table 1");
-	impl_header("size (B)", &g.cols);
+	grid_tab(&t, "size (B)", &g.cols);
 	for (i = 0; i < g.rows.n; i++) {
-		printf("| %s |", g.rows.v[i]);
+		rp_cell(&t, "%s", g.rows.v[i]);
 		for (j = 0; j < g.cols.n; j++) {
-			const struct ak_bench *b = grid_get(&g, g.rows.v[i],
+			const struct rp_bench *b = grid_get(&g, g.rows.v[i],
 							    g.cols.v[j]);
-			struct ak_fig a, f;
+			struct rp_fig a, f;
 
 			if (!b || b->skip) {
-				skip_cell(b, &n);
+				skip_cell(&t, b);
 				continue;
 			}
-			ak_fig(b, "alloc_ns", &a);
-			ak_fig(b, "free_ns", &f);
-			printf(" %s / %s |", ak_num(a.v), ak_num(f.v));
+			rp_fig(b, "alloc_ns", &a);
+			rp_fig(b, "free_ns", &f);
+			rp_cell(&t, "%s / %s", rp_num(a.v), rp_num(f.v));
 		}
-		putchar('\n');
 	}
-	notes_end(&n);
+	rp_tab_print(&t);
 	grid_free(&g);
 }
 
-static void t_slab_pair(const struct ak_set *s)
+static void t_slab_pair(const struct rp_set *s)
 {
 	struct grid g = { 0 };
-	struct notes n = { 0 };
+	struct rp_tab t;
 	int i, j;
 
 	slab_grid(s, &g, "pair", AX_SIZE, 0, 0);
@@ -877,60 +754,77 @@ static void t_slab_pair(const struct ak_set *s)
 	title(s, "Slab, seed table 2 (pairs): alloc+free pairs (slab/pair)");
 	caption(s, NULL, "per pair, then ns",
 		"(min - max) of the unit figure");
-	impl_header("size (B)", &g.cols);
+	grid_tab(&t, "size (B)", &g.cols);
 	for (i = 0; i < g.rows.n; i++) {
-		printf("| %s |", g.rows.v[i]);
+		rp_cell(&t, "%s", g.rows.v[i]);
 		for (j = 0; j < g.cols.n; j++) {
-			const struct ak_bench *b = grid_get(&g, g.rows.v[i],
+			const struct rp_bench *b = grid_get(&g, g.rows.v[i],
 							    g.cols.v[j]);
-			struct ak_fig u, t;
+			struct rp_fig u, f;
 
 			if (!b || b->skip) {
-				skip_cell(b, &n);
+				skip_cell(&t, b);
 				continue;
 			}
-			ak_fig_unit(s, b, "", &u);
-			ak_fig(b, "real_time", &t);
-			printf(" %s%s / %s ns |", ak_num(u.v), ak_range(&u),
-			       ak_num(t.v));
+			rp_fig_unit(s, b, "", &u);
+			rp_fig(b, "real_time", &f);
+			rp_cell(&t, "%s%s / %s ns", rp_num(u.v), rp_range(&u),
+				rp_num(f.v));
 		}
-		putchar('\n');
 	}
-	notes_end(&n);
+	rp_tab_print(&t);
 	grid_free(&g);
 }
 
-/* "alloc / free" in the unit, per object */
-static void alloc_free_cell(const struct ak_set *s, const struct ak_bench *b,
-			    struct notes *n)
+/*
+ * A table of "alloc / free" in the unit per object, or of field as it
+ * is (Mobj_s), by size or thread count and impl.
+ */
+static void af_tab(const struct rp_set *s, const struct grid *g,
+		   const char *first, const char *field)
 {
-	struct ak_fig a, f;
+	struct rp_tab t;
+	int i, j;
 
-	if (!b || b->skip) {
-		skip_cell(b, n);
-		return;
+	grid_tab(&t, first, &g->cols);
+	for (i = 0; i < g->rows.n; i++) {
+		rp_cell(&t, "%s", g->rows.v[i]);
+		for (j = 0; j < g->cols.n; j++) {
+			const struct rp_bench *b = grid_get(g, g->rows.v[i],
+							    g->cols.v[j]);
+			struct rp_fig a, f;
+
+			if (!b || b->skip) {
+				skip_cell(&t, b);
+			} else if (field) {
+				rp_fig(b, field, &a);
+				rp_cell(&t, "%s", rp_num(a.v));
+			} else {
+				rp_fig_unit(s, b, "alloc_", &a);
+				rp_fig_unit(s, b, "free_", &f);
+				rp_cell(&t, "%s / %s", rp_num(a.v),
+					rp_num(f.v));
+			}
+		}
 	}
-	ak_fig_unit(s, b, "alloc_", &a);
-	ak_fig_unit(s, b, "free_", &f);
-	printf(" %s / %s |", ak_num(a.v), ak_num(f.v));
+	rp_tab_print(&t);
 }
 
 /* The size the throughput lines use: 64 bytes, else the first. */
-static long pick_size(const struct ak_strs *sizes)
+static long pick_size(const struct rp_strs *sizes)
 {
-	if (ak_strs_find(sizes, "64") >= 0)
+	if (rp_strs_find(sizes, "64") >= 0)
 		return 64;
 	return sizes->n ? atol(sizes->v[0]) : -1;
 }
 
 /* h. seed table 3: concurrent */
-static void t_slab_conc(const struct ak_set *s)
+static void t_slab_conc(const struct rp_set *s)
 {
 	struct grid all = { 0 }, g = { 0 }, tp = { 0 };
-	struct notes n = { 0 };
 	long t = 0, size;
 	char what[200], place[32];
-	int i, j;
+	int i;
 
 	slab_grid(s, &all, "conc", AX_THREADS, 0, 0);
 	if (!all.n) {
@@ -954,15 +848,7 @@ static void t_slab_conc(const struct ak_set *s)
 	title(s, what);
 	caption(s, NULL, "\"alloc / free\" per object per thread",
 		"not shown (see compare)");
-	impl_header("size (B)", &g.cols);
-	for (i = 0; i < g.rows.n; i++) {
-		printf("| %s |", g.rows.v[i]);
-		for (j = 0; j < g.cols.n; j++)
-			alloc_free_cell(s, grid_get(&g, g.rows.v[i],
-						    g.cols.v[j]), &n);
-		putchar('\n');
-	}
-	notes_end(&n);
+	af_tab(s, &g, "size (B)", NULL);
 
 	size = pick_size(&g.rows);
 	slab_grid(s, &tp, "conc", AX_THREADS, 0, size);
@@ -972,24 +858,7 @@ static void t_slab_conc(const struct ak_set *s)
 	title(s, what);
 	caption(s, "millions of objects allocated and freed per second, summed over the threads (Mobj\\_s)",
 		"per thread count", "not shown");
-	impl_header("threads", &tp.cols);
-	for (i = 0; i < tp.rows.n; i++) {
-		printf("| %s |", tp.rows.v[i]);
-		for (j = 0; j < tp.cols.n; j++) {
-			const struct ak_bench *b = grid_get(&tp, tp.rows.v[i],
-							    tp.cols.v[j]);
-			struct ak_fig m;
-
-			if (!b || b->skip) {
-				skip_cell(b, &n);
-				continue;
-			}
-			ak_fig(b, "Mobj_s", &m);
-			printf(" %s |", ak_num(m.v));
-		}
-		putchar('\n');
-	}
-	notes_end(&n);
+	af_tab(s, &tp, "threads", "Mobj_s");
 	grid_free(&tp);
 	grid_free(&g);
 remote:
@@ -1010,24 +879,17 @@ remote:
 	title(s, what);
 	caption(s, NULL, "\"alloc / free\" per object per thread",
 		"not shown (see compare)");
-	impl_header("size (B)", &g.cols);
-	for (i = 0; i < g.rows.n; i++) {
-		printf("| %s |", g.rows.v[i]);
-		for (j = 0; j < g.cols.n; j++)
-			alloc_free_cell(s, grid_get(&g, g.rows.v[i],
-						    g.cols.v[j]), &n);
-		putchar('\n');
-	}
-	notes_end(&n);
+	af_tab(s, &g, "size (B)", NULL);
 	grid_free(&g);
 }
 
 /* i. seed table 4: bulk against single calls */
-static void t_slab_bulk(const struct ak_set *s)
+static void t_slab_bulk(const struct rp_set *s)
 {
 	struct grid gb = { 0 }, gf = { 0 };
-	struct ak_strs impls = { 0 }, sizes = { 0 };
-	struct notes n = { 0 };
+	struct rp_strs impls = { 0 }, sizes = { 0 };
+	struct rp_tab t;
+	char cell[96];
 	int i, j;
 
 	slab_grid(s, &gb, "bulk", AX_BULK, 0, 0);
@@ -1037,71 +899,65 @@ static void t_slab_bulk(const struct ak_set *s)
 		return;
 	}
 	for (i = 0; i < gb.cols.n; i++)
-		ak_strs_add(&impls, gb.cols.v[i]);
+		rp_strs_add(&impls, gb.cols.v[i]);
 	for (i = 0; i < gf.cols.n; i++)
-		ak_strs_add(&impls, gf.cols.v[i]);
+		rp_strs_add(&impls, gf.cols.v[i]);
 	impls_sort(&impls);
 	for (i = 0; i < gb.rows.n; i++)
-		ak_strs_add(&sizes, gb.rows.v[i]);
+		rp_strs_add(&sizes, gb.rows.v[i]);
 	for (i = 0; i < gf.rows.n; i++)
-		ak_strs_add(&sizes, gf.rows.v[i]);
-	ak_strs_sort_num(&sizes);
+		rp_strs_add(&sizes, gf.rows.v[i]);
+	rp_strs_sort_num(&sizes);
 
 	title(s, "Slab, seed table 4: alloc_bulk + free_bulk of N 256-byte objects against single calls (slab/bulk, slab/bulk_fallback)");
 	caption(s, "ns",
 		"\"bulk / single calls\" ns per object, and in brackets from_cpu, the share of objects the per-CPU level served",
 		"not shown (see compare)");
-	impl_header("bulk N", &impls);
+	grid_tab(&t, "bulk N", &impls);
 	for (i = 0; i < sizes.n; i++) {
-		printf("| %s |", sizes.v[i]);
+		rp_cell(&t, "%s", sizes.v[i]);
 		for (j = 0; j < impls.n; j++) {
-			const struct ak_bench *b = grid_get(&gb, sizes.v[i],
+			const struct rp_bench *b = grid_get(&gb, sizes.v[i],
 							    impls.v[j]);
-			const struct ak_bench *f = grid_get(&gf, sizes.v[i],
+			const struct rp_bench *f = grid_get(&gf, sizes.v[i],
 							    impls.v[j]);
-			struct ak_fig tb, tf, fc;
+			struct rp_fig tb, tf, fc;
+			int n;
 
-			ak_fig(b, "real_time", &tb);
-			ak_fig(f, "real_time", &tf);
-			ak_fig(b, "from_cpu", &fc);
+			rp_fig(b, "real_time", &tb);
+			rp_fig(f, "real_time", &tf);
+			rp_fig(b, "from_cpu", &fc);
 			if (b && b->skip)
-				printf(" n/a (%d)", note(&n, b->skip));
+				n = snprintf(cell, sizeof(cell), "n/a (%d)",
+					     rp_tab_note(&t, b->skip));
 			else
-				printf(" %s", ak_num(tb.v));
+				n = snprintf(cell, sizeof(cell), "%s",
+					     rp_num(tb.v));
 			if (f && f->skip)
-				printf(" / n/a (%d)", note(&n, f->skip));
+				n += snprintf(cell + n, sizeof(cell) - n,
+					      " / n/a (%d)",
+					      rp_tab_note(&t, f->skip));
 			else
-				printf(" / %s", ak_num(tf.v));
-			if (!isnan(fc.v))
-				printf(" (%s)", ak_pct(fc.v));
-			fputs(" |", stdout);
+				n += snprintf(cell + n, sizeof(cell) - n,
+					      " / %s", rp_num(tf.v));
+			rp_cell(&t, "%s%s%s%s", cell, isnan(fc.v) ? "" : " (",
+				isnan(fc.v) ? "" : rp_pct(fc.v),
+				isnan(fc.v) ? "" : ")");
 		}
-		putchar('\n');
 	}
-	notes_end(&n);
-	ak_strs_free(&impls);
-	ak_strs_free(&sizes);
+	rp_tab_print(&t);
+	rp_strs_free(&impls);
+	rp_strs_free(&sizes);
 	grid_free(&gb);
 	grid_free(&gf);
 }
 
-static const struct ak_bench *slab_find(const struct ak_set *s,
-					const char *wl, const char *impl,
-					const char *arg, long v)
-{
-	const struct ak_bench *b;
-
-	/* seq and conc carry /manual_time; pair and bulk do not */
-	b = ak_findf(s, "slab/%s/%s/%s:%ld", wl, impl, arg, v);
-	return b ? b : ak_findf(s, "slab/%s/%s/%s:%ld/manual_time", wl, impl,
-				arg, v);
-}
-
 /* j. beside the system allocators, at 64 bytes */
-static void t_slab_beside(const struct ak_set *s)
+static void t_slab_beside(const struct rp_set *s)
 {
 	struct grid g = { 0 };
-	struct ak_fig gp, gs;
+	struct rp_fig gp, gs;
+	struct rp_tab t;
 	int i;
 
 	slab_grid(s, &g, "pair", AX_SIZE, 0, 64);
@@ -1110,48 +966,50 @@ static void t_slab_beside(const struct ak_set *s)
 		puts("\nNo table beside the system allocators: no slab rows at 64 bytes in this set.");
 		return;
 	}
-	ak_fig_unit(s, slab_find(s, "pair", "malloc-glibc", "size", 64), "",
+	rp_fig_unit(s, rp_slab(s, "pair", "malloc-glibc", "size", 64), "",
 		    &gp);
-	ak_fig_unit(s, slab_find(s, "seq", "malloc-glibc", "size", 64), "",
+	rp_fig_unit(s, rp_slab(s, "seq", "malloc-glibc", "size", 64), "",
 		    &gs);
 	title(s, "Slab beside the system allocators, 64-byte objects");
 	caption(s, NULL,
 		"slab/pair per alloc+free pair; slab/seq alloc+free per object; ratios to malloc-glibc (below 1: cheaper)",
 		"min - max of the pair figure");
-	printf("| impl | pair (%s) | pair (ns) | pair spread | pair / glibc | seq alloc+free (%s) | seq (ns) | seq / glibc |\n",
+	rp_tab_init(&t, "lrrlrrrr");
+	rp_row(&t, "impl|pair (%s)|pair (ns)|pair spread|pair / glibc|seq alloc+free (%s)|seq (ns)|seq / glibc",
 	       s->unit, s->unit);
-	puts("|---|--:|--:|---|--:|--:|--:|--:|");
 	for (i = 0; i < g.cols.n; i++) {
-		const struct ak_bench *p = slab_find(s, "pair", g.cols.v[i],
+		const struct rp_bench *p = rp_slab(s, "pair", g.cols.v[i],
 						     "size", 64);
-		const struct ak_bench *q = slab_find(s, "seq", g.cols.v[i],
+		const struct rp_bench *q = rp_slab(s, "seq", g.cols.v[i],
 						     "size", 64);
-		struct ak_fig pu, pt, qu, qt;
+		struct rp_fig pu, pt, qu, qt;
 
-		ak_fig_unit(s, p, "", &pu);
-		ak_fig(p, "real_time", &pt);
-		ak_fig_unit(s, q, "", &qu);
-		ak_fig(q, "real_time", &qt);
-		fputs("| ", stdout);
-		md_text(g.cols.v[i]);
-		printf(" | %s | %s | %s | %s | %s | %s | %s |\n",
-		       p && p->skip ? "skipped" : ak_num(pu.v), ak_num(pt.v),
-		       ak_spread(&pu), ak_num(pu.v / gp.v),
-		       q && q->skip ? "skipped" : ak_num(qu.v), ak_num(qt.v),
-		       ak_num(qu.v / gs.v));
+		rp_fig_unit(s, p, "", &pu);
+		rp_fig(p, "real_time", &pt);
+		rp_fig_unit(s, q, "", &qu);
+		rp_fig(q, "real_time", &qt);
+		rp_cell_as(&t, 't', g.cols.v[i]);
+		rp_cell(&t, "%s", p && p->skip ? "skipped" : rp_num(pu.v));
+		rp_cell(&t, "%s", rp_num(pt.v));
+		rp_cell(&t, "%s", rp_spread(&pu));
+		rp_cell(&t, "%s", rp_num(pu.v / gp.v));
+		rp_cell(&t, "%s", q && q->skip ? "skipped" : rp_num(qu.v));
+		rp_cell(&t, "%s", rp_num(qt.v));
+		rp_cell(&t, "%s", rp_num(qu.v / gs.v));
 	}
+	rp_tab_print(&t);
 	grid_free(&g);
 }
 
 /* The design with the lowest figure of wl at arg:v; NULL if none. */
-static const char *best_design(const struct ak_set *s, const char *wl,
-			       const char *arg, long v, struct ak_fig *best)
+static const char *best_design(const struct rp_set *s, const char *wl,
+			       const char *arg, long v, struct rp_fig *best)
 {
 	const char *who = NULL;
-	struct ak_fig f;
+	struct rp_fig f;
 	int i;
 
-	ak_fig(NULL, "", best);
+	rp_fig(NULL, "", best);
 	for (i = 0; i < s->nr_bench; i++) {
 		struct slab_key k;
 
@@ -1159,10 +1017,10 @@ static const char *best_design(const struct ak_set *s, const char *wl,
 		    !is_design(k.impl) ||
 		    (!strcmp(arg, "size") ? k.size : k.bulk) != v)
 			continue;
-		if (ak_fig_unit(s, &s->bench[i], "", &f) &&
+		if (rp_fig_unit(s, &s->bench[i], "", &f) &&
 		    (!who || f.v < best->v)) {
 			*best = f;
-			who = s->bench[i].name;
+			who = rp_f(&s->bench[i], "design");
 		}
 	}
 	return who;
@@ -1173,31 +1031,18 @@ static void target(double ratio, double goal, bool at_most)
 	if (isnan(ratio))
 		fputs("n/a (missing data)", stdout);
 	else
-		printf("%s (target %s %g): %s", ak_num(ratio),
+		printf("%s (target %s %g): %s", rp_num(ratio),
 		       at_most ? "<=" : ">=", goal,
 		       (at_most ? ratio <= goal : ratio >= goal) ?
 		       "met" : "not met");
 }
 
-/* The design's name out of a slab benchmark name. */
-static const char *impl_of(const char *name, char *buf, size_t n)
-{
-	char tmp[256];
-	const char *p[8];
-
-	if (ak_split(name, tmp, sizeof(tmp), p, 8) < 3)
-		return "?";
-	snprintf(buf, n, "%s", p[2]);
-	return buf;
-}
-
 /* k. the performance targets of the slab issue: reported, not asserted */
-static void t_slab_targets(const struct ak_set *s)
+static void t_slab_targets(const struct rp_set *s)
 {
-	struct ak_fig best, glibc, tc, bulk, pair;
+	struct rp_fig best, glibc, tc, bulk, pair;
 	struct grid g1 = { 0 };
 	const char *who, *bwho;
-	char d[64], bd[64];
 	long size;
 	int i;
 
@@ -1206,30 +1051,28 @@ static void t_slab_targets(const struct ak_set *s)
 	       s->emulated ? " **Emulated: these ratios mean nothing.**" : "");
 
 	who = best_design(s, "pair", "size", 64, &best);
-	ak_fig_unit(s, slab_find(s, "pair", "malloc-glibc", "size", 64), "",
+	rp_fig_unit(s, rp_slab(s, "pair", "malloc-glibc", "size", 64), "",
 		    &glibc);
-	ak_fig_unit(s, slab_find(s, "pair", "malloc-tcmalloc", "size", 64),
+	rp_fig_unit(s, rp_slab(s, "pair", "malloc-tcmalloc", "size", 64),
 		    "", &tc);
 	fputs("- alloc+free pair at 64 B, best design", stdout);
 	if (who)
-		printf(" (%s, %s)", impl_of(who, d, sizeof(d)),
-		       ak_num(best.v));
-	printf(" / malloc-glibc (%s): ", ak_num(glibc.v));
+		printf(" (%s, %s)", who, rp_num(best.v));
+	printf(" / malloc-glibc (%s): ", rp_num(glibc.v));
 	target(best.v / glibc.v, 0.4, true);
-	printf("\n- the same / malloc-tcmalloc (%s): ", ak_num(tc.v));
+	printf("\n- the same / malloc-tcmalloc (%s): ", rp_num(tc.v));
 	target(best.v / tc.v, 0.7, true);
 
 	bwho = best_design(s, "bulk", "bulk", 16, &bulk);
-	ak_fig(NULL, "", &pair);
+	rp_fig(NULL, "", &pair);
 	if (bwho)
-		ak_fig_unit(s, slab_find(s, "pair", impl_of(bwho, bd,
-							    sizeof(bd)),
-					 "size", 256), "", &pair);
+		rp_fig_unit(s, rp_slab(s, "pair", bwho, "size", 256), "",
+			    &pair);
 	fputs("\n- bulk of 16, per object, best design", stdout);
 	if (bwho)
-		printf(" (%s, %s)", bd, ak_num(bulk.v));
+		printf(" (%s, %s)", bwho, rp_num(bulk.v));
 	printf(" / its own alloc+free pair at 256 B, the bulk objects' size (%s): ",
-	       ak_num(pair.v));
+	       rp_num(pair.v));
 	target(bulk.v / pair.v, 0.5, true);
 
 	/* concurrent scaling, 1 -> 2 threads, at 64 bytes (or the first) */
@@ -1247,15 +1090,15 @@ static void t_slab_targets(const struct ak_set *s)
 	       size);
 	for (i = 0; i < g1.cols.n; i++) {
 		const char *impl = g1.cols.v[i];
-		const struct ak_bench *b1, *b2;
-		struct ak_fig m1, m2;
+		const struct rp_bench *b1, *b2;
+		struct rp_fig m1, m2;
 
 		if (!is_design(impl))
 			continue;
 		b1 = grid_get(&g1, "1", impl);
 		b2 = grid_get(&g1, "2", impl);
-		ak_fig(b1, "Mobj_s", &m1);
-		ak_fig(b2, "Mobj_s", &m2);
+		rp_fig(b1, "Mobj_s", &m1);
+		rp_fig(b2, "Mobj_s", &m2);
 		fputs("  - ", stdout);
 		md_text(impl);
 		fputs(": ", stdout);
@@ -1267,12 +1110,12 @@ static void t_slab_targets(const struct ak_set *s)
 	grid_free(&g1);
 }
 
-static void t_slab(const struct ak_set *s)
+static void t_slab(const struct rp_set *s)
 {
 	int i;
 
 	for (i = 0; i < s->nr_bench; i++)
-		if (ak_has_prefix(s->bench[i].name, "slab/"))
+		if (rp_is(&s->bench[i], "suite", "slab"))
 			break;
 	if (i == s->nr_bench) {
 		puts("\nNo slab tables (seed tables 1 to 4, beside the system allocators, targets): no slab suite in this set.");
@@ -1291,12 +1134,12 @@ int cmd_tables(int argc, char **argv)
 	int i, usable = 0;
 
 	for (i = 0; i < argc; i++) {
-		struct ak_set *s = ak_set_load(argv[i]);
+		struct rp_set *s = rp_set_load(argv[i]);
 
 		if (s->usable) {
 			if (usable++)
 				putchar('\n');
-			ak_set_header(s, 2);
+			rp_set_header(s, 2);
 			t_prim(s);
 			t_percpu(s);
 			t_cas(s);
@@ -1305,7 +1148,7 @@ int cmd_tables(int argc, char **argv)
 			t_harness(s);
 			t_slab(s);
 		}
-		ak_set_free(s);
+		rp_set_free(s);
 	}
-	return ak_exit_status(usable);
+	return rp_exit_status(usable);
 }

@@ -80,6 +80,20 @@ for key in '"ak_counter_unit": "[^"]* ticks at [0-9.]* MHz' \
 	if grep -q "$key" "$out"; then ok "JSON has $key"; else not_ok "JSON lacks $key"; fi
 done
 
+# each entry's identity as fields of its own (doc/benchmarks.md), in
+# every entry: the iterations and the aggregates
+for key in '"ak_suite": "prim"' '"ak_arch": "ref"' '"ak_op": "load"' \
+	'"ak_metric": "lat"' '"ak_suite": "harness"'; do
+	if grep -q "$key" "$out"; then ok "JSON has $key"; else not_ok "JSON lacks $key"; fi
+done
+runs=$(grep -c '"run_name": ' "$out")
+ids=$(grep -c '"ak_suite": ' "$out")
+if [ "$runs" -gt 0 ] && [ "$ids" -eq "$runs" ]; then
+	ok "JSON: ak_suite in all $runs benchmark entries"
+else
+	not_ok "JSON: ak_suite in $ids of $runs benchmark entries"
+fi
+
 # Google Benchmark's own comparison tool reads our JSON
 compare=/usr/share/benchmark/compare.py
 py=/usr/bin/python3	# Debian's, where python3-scipy installs

@@ -56,6 +56,15 @@ for s in harness uncontended percpu casfail contention cacheline xcheck slab; do
 	else
 		not_ok "suite $s: JSON truncated or without its unit"
 	fi
+	# every benchmark entry carries its identity (doc/benchmarks.md):
+	# ak_suite after each run_name, the suite's own name in it
+	runs=$(grep -c '"run_name": ' "$j")
+	ids=$(grep -c '"ak_suite": "[a-z]*"' "$j")
+	if [ "$runs" -gt 0 ] && [ "$ids" -eq "$runs" ]; then
+		ok "suite $s: identity fields in all $runs entries"
+	else
+		not_ok "suite $s: $ids entries with ak_suite of $runs"
+	fi
 	bad=$("$srcdir/scripts/skip-check" "$out/skips" "$j" | head -n 3)
 	if [ -z "$bad" ]; then
 		ok "suite $s: no benchmark failed"

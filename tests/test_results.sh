@@ -112,6 +112,54 @@ else
 		"$tmp/types/percpu.json"
 	expect "wrong type" 1 "percpu.json: benchmarks[0].real_time: expected a number, found a string" \
 		"$report" check "$tmp/types"
+	# a malformed identity field: said, the row's field dropped, exit 1
+	cp -r "$fixture" "$tmp/label"
+	sed -i '0,/"ak_size": [0-9]*/s//"ak_size": "big"/' \
+		"$tmp/label/slab.json"
+	expect "malformed label field" 1 "slab.json: benchmarks[0].ak_size: expected an integer, found a string" \
+		"$report" check "$tmp/label"
+	# a set without the fields (before scripts/label-results): said
+	cp -r "$fixture" "$tmp/unlabelled"
+	sed -i '/"ak_suite": /d' "$tmp/unlabelled/percpu.json"
+	expect "unlabelled suite" 1 "percpu.json: benchmarks[0]: no ak_suite: row left out" \
+		"$report" check "$tmp/unlabelled"
+	# --format=text: the same table, aligned, without Markdown
+	"$report" --format=text compare "$fixture" "$fixture" >"$tmp/text" \
+		2>"$tmp/err"
+	rc=$?
+	if [ $rc -eq 0 ] && ! grep -q '^|\|`\|\*\*\|^#' "$tmp/text" &&
+	    grep -q '^benchmark  *unit  *A$' "$tmp/text" &&
+	    grep -q '^benchmark  *B  *B/A$' "$tmp/text" &&
+	    grep -q '^harness/empty_loop  ' "$tmp/text"; then
+		ok "compare --format=text: aligned columns, no Markdown"
+	else
+		not_ok "compare --format=text: exit $rc: $(head -c 300 "$tmp/text")"
+	fi
+	# text tables fit a mail: every line within 80 columns ("–" is one),
+	# no Markdown table rows, no escapes; long cells become notes
+	"$report" --format=text tables "$fixture" >"$tmp/text.tables" \
+		2>"$tmp/err"
+	rc=$?
+	for f in text text.tables; do
+		long=$(sed 's/–/-/g' "$tmp/$f" | awk 'length($0) > 80' | head -n 2)
+		if [ $rc -eq 0 ] && [ -z "$long" ] &&
+		    ! grep -q '|\|\\' "$tmp/$f"; then
+			ok "--format=text ($f): within 80 columns, no | or escapes"
+		else
+			not_ok "--format=text ($f): exit $rc, too long or escaped: $long"
+		fi
+	done
+	# the fixture's topology is too long for the header's table: a note;
+	# the primitive table is too wide for one: in parts
+	if grep -q '^topology  *(1)$' "$tmp/text.tables" &&
+	    grep -q '^(1) 1 package(s)' "$tmp/text.tables" &&
+	    [ "$(grep -c '^primitive ' "$tmp/text.tables")" -ge 2 ]; then
+		ok "--format=text tables: long cells as notes, wide tables in parts"
+	else
+		not_ok "--format=text tables: no notes or parts: $(head -c 300 "$tmp/text.tables")"
+	fi
+	expect "unknown format" 2 "unknown format 'html'" \
+		"$report" --format=html tables "$fixture"
 	mkdir "$tmp/empty"
 	cp "$fixture/machine.json" "$tmp/empty/"
 	expect "empty set" 3 "empty: no suite results" \
