@@ -1,24 +1,26 @@
 // SPDX-License-Identifier: MIT
 /*
  * The SLAB-style design: a per-CPU array of free objects (fp space),
- * popped and pushed with this_cpu_array_pop/push; refilled from the slabs
- * in batches when empty, flushed back in batches when full.  Objects of
- * any slab go into any array, as in SLAB (no alien caches).
+ * popped and pushed with this_cpu_array_pop/push, or by the cache's own
+ * entry points with one rseq section each; refilled from the slabs in
+ * batches when empty, flushed back in batches when full.  Objects of any
+ * slab go into any array, as in SLAB (no alien caches).
  *
- * atomkit has no bulk array op yet, so a refill or flush moves its batch
- * one op per object; taking the batch from the slabs is one lock hold.
+ * The per-CPU API's bulk ops (array_ptr _n) work on a sheaf's layout, not
+ * on struct ak_percpu_array, so a refill or flush moves its batch one
+ * array op per object; taking the batch from the slabs is one lock hold.
  */
 #include "internal.h"
 
 #define MAX_BATCH	1024
 
-void *array_alloc_slow(struct ak_kmem_cache *s)
+static __attribute__((noinline)) void *array_alloc_slow(struct ak_kmem_cache *s)
 {
 	void *buf[MAX_BATCH], *fp;
 	size_t k, i, from_new;
 
 	slab_stat(s, AK_SLAB_ALLOC_SLOW, 1);
-	k = slab_take_objects(s, s->array_batch, buf, SLAB_FROM_ANY,
+	k = slab_take_objects(s, s->array.batch, buf, SLAB_FROM_ANY,
 			      &from_new);
 	if (!k)
 		return NULL;
@@ -27,7 +29,7 @@ void *array_alloc_slow(struct ak_kmem_cache *s)
 	fp = buf[--k];
 	for (i = 0; i < k; i++)
 		if (ak_this_cpu_array_push((struct ak_percpu_array *)s->cpu,
-					   s->array_limit, buf[i]))
+					   s->array.limit, buf[i]))
 			break;
 	if (i < k) {
 		/* full or busy meanwhile (another thread, a migration) */
@@ -51,7 +53,7 @@ static size_t array_pop_n(struct ak_kmem_cache *s, size_t n, void **buf)
 static size_t flush_batch(struct ak_kmem_cache *s)
 {
 	void *buf[MAX_BATCH];
-	size_t k = array_pop_n(s, s->array_batch, buf);
+	size_t k = array_pop_n(s, s->array.batch, buf);
 
 	if (k) {
 		slab_free_fps(s, buf, k);
@@ -61,29 +63,30 @@ static size_t flush_batch(struct ak_kmem_cache *s)
 	return k;
 }
 
-void array_free_slow(struct ak_kmem_cache *s, void *fp)
+static __attribute__((noinline)) void
+array_free_slow(struct ak_kmem_cache *s, void *fp)
 {
 	slab_stat(s, AK_SLAB_FREE_SLOW, 1);
 	flush_batch(s);
 	if (ak_this_cpu_array_push((struct ak_percpu_array *)s->cpu,
-				   s->array_limit, fp)) {
+				   s->array.limit, fp)) {
 		slab_stat(s, AK_SLAB_PCPU_BUSY, 1);
 		slab_free_fps(s, &fp, 1);
 	}
 }
 
-size_t array_bulk_alloc_cpu(struct ak_kmem_cache *s, size_t n, void **fps)
+static size_t array_bulk_alloc_cpu(struct ak_kmem_cache *s, size_t n, void **fps)
 {
 	return array_pop_n(s, n, fps);
 }
 
-void array_bulk_free(struct ak_kmem_cache *s, size_t n, void **fps)
+static void array_bulk_free(struct ak_kmem_cache *s, size_t n, void **fps)
 {
 	size_t i = 0, cpu = 0;
 
 	while (i < n) {
 		if (!ak_this_cpu_array_push((struct ak_percpu_array *)s->cpu,
-					    s->array_limit, fps[i])) {
+					    s->array.limit, fps[i])) {
 			i++;
 			cpu++;
 			continue;
@@ -98,7 +101,7 @@ void array_bulk_free(struct ak_kmem_cache *s, size_t n, void **fps)
 	slab_stat(s, AK_SLAB_BULK_FREE_SLAB, n - i);
 }
 
-void array_drain(struct ak_kmem_cache *s)
+static void array_drain(struct ak_kmem_cache *s)
 {
 	unsigned int cpu;
 
@@ -114,3 +117,122 @@ void array_drain(struct ak_kmem_cache *s)
 		a->count = 0;
 	}
 }
+
+static void array_visit(struct ak_kmem_cache *s, slab_visit_fn fn, void *arg)
+{
+	unsigned int cpu, i;
+
+	ak_for_each_cpu(cpu) {
+		struct ak_percpu_array *a =
+			ak_per_cpu_ptr((struct ak_percpu_array *)s->cpu, cpu);
+
+		for (i = 0; i < a->count && i < s->array.limit; i++)
+			fn(s, a->slots[i], arg);
+	}
+}
+
+static unsigned int array_default_limit(size_t size)
+{
+	/* SLAB's enable_cpucache() */
+	if (size > 4096)
+		return 8;
+	if (size > 1024)
+		return 24;
+	if (size > 256)
+		return 54;
+	return 120;
+}
+
+static int array_init(struct ak_kmem_cache *s,
+		      const struct ak_kmem_cache_args *args)
+{
+	s->array.limit = args->array_limit ? args->array_limit :
+					     array_default_limit(s->object_size);
+	if (s->array.limit > MAX_BATCH)
+		s->array.limit = MAX_BATCH;
+	s->array.batch = args->array_batch ? args->array_batch :
+					     (s->array.limit + 1) / 2;
+	if (s->array.batch > s->array.limit)
+		s->array.batch = s->array.limit;
+	s->cpu = ak_percpu_alloc(ak_percpu_array_size(s->array.limit),
+				 CACHELINE);
+	return s->cpu ? 0 : -1;
+}
+
+static void array_fini(struct ak_kmem_cache *s)
+{
+	ak_percpu_free(s->cpu);
+	s->cpu = NULL;
+}
+
+/* ---- the fastpath ---- */
+
+__ak_inline void *array_alloc(struct ak_kmem_cache *s)
+{
+	void *fp = ak_this_cpu_array_pop((struct ak_percpu_array *)s->cpu);
+
+	if (ak_unlikely(!fp))
+		return array_alloc_slow(s);
+	return fp;
+}
+
+__ak_inline void array_free(struct ak_kmem_cache *s, void *fp)
+{
+	if (ak_unlikely(ak_this_cpu_array_push((struct ak_percpu_array *)s->cpu,
+					       s->array.limit, fp)))
+		array_free_slow(s, fp);
+}
+
+SLAB_ENTRY_POINTS(array)
+
+#ifdef SLAB_RSEQ_ENTRIES_ON
+__ak_inline int array_pop_at(struct ak_kmem_cache *s, struct ak_rseq_abi *rs,
+			     const uint32_t *start, const uint32_t *field,
+			     void **fp)
+{
+	(void)start;
+	return ak_rseq_array_pop(rs, field, &s->cpu, &s->cpu_stride, fp);
+}
+
+__ak_inline int array_push_at(struct ak_kmem_cache *s, struct ak_rseq_abi *rs,
+			      const uint32_t *start, const uint32_t *field,
+			      void *fp)
+{
+	(void)start;
+	return ak_rseq_array_push(rs, field, &s->cpu, &s->cpu_stride,
+				  s->array.limit, fp);
+}
+
+SLAB_RSEQ_ABORTS(array)
+SLAB_RSEQ_ENTRIES(array_rseq, array, cpu_id_start, cpu_id)
+SLAB_RSEQ_ENTRIES(array_mm_cid, array, mm_cid, mm_cid)
+#endif
+
+static const char *array_how(struct ak_kmem_cache *s, bool leaf)
+{
+	if (leaf)
+		return AK_HAVE_ARCH_RSEQ_AT ?
+		       "array pop/push: one rseq section each, from the cache's own entry points; the section reads the id itself" :
+		       "array pop/push: one rseq section each, from the cache's own entry points";
+	return ak_percpu_mode_is_rseq(s->mode) ?
+	       "this_cpu_array_pop/push: one rseq section each" :
+	       "this_cpu_array_pop/push fallback: per-copy try-lock";
+}
+
+const struct slab_design slab_array = {
+	.name = "array",
+	.entry = { array_entry_alloc, array_entry_free },
+	.rseq = SLAB_RSEQ_ENTRY(array_rseq),
+	.mm_cid = SLAB_RSEQ_ENTRY(array_mm_cid),
+	.alloc = array_alloc,
+	.free = array_free,
+	.bulk_alloc_cpu = array_bulk_alloc_cpu,
+	.bulk_refill = slab_bulk_refill,
+	.bulk_free = array_bulk_free,
+	.drain = array_drain,
+	.visit = array_visit,
+	.init = array_init,
+	.fini = array_fini,
+	.how = array_how,
+	.slot_lists = true,
+};

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The slab cache's insides, shared by the files of slab/.  doc/slab.md
- * draws every structure here and says which primitive touches which word.
+ * The slab cache's insides, shared by the files of slab/: the slab layer
+ * (slab.c), what every design shares (api.c) and the designs, one file
+ * each (struct slab_design).  doc/slab.md draws every structure and says
+ * which primitive touches which word.
  *
  * Free objects are linked through a free pointer word inside the object
  * (offset 0) or, in debug mode, after its right red zone.  Every list of
@@ -142,7 +144,7 @@ static inline void slab_unlock(slab_lock_t *l)
 	__atomic_store_n(&l->v, 0, __ATOMIC_RELEASE);
 }
 
-/* ---- partial lists (per node, per slot) and the sheaf barn ---- */
+/* ---- partial lists (per node, per slot) ---- */
 
 /* A partial list: slabs with free objects that no slot owns. */
 struct slab_list {
@@ -152,124 +154,151 @@ struct slab_list {
 	unsigned long nr_slabs;		/* made for it (home lists), atomic */
 } __attribute__((aligned(CACHELINE)));
 
-/* The layout the array_ptr sections expect (arch/generic/percpu.h). */
-struct sheaf {
-	unsigned long size;
-	void *objs[];
-};
-
 struct slab_node {
 	struct slab_list list;		/* the partial list */
 };
 
-/*
- * The sheaf barn of a node is kept in shards, one per slot, each on
- * lines of its own: a CPU parks its sheaves in its own shard and takes
- * them back from there, and takes from the node's other shards only
- * when its own slabs are all in use (sheaf.c, doc/slab.md "Sheaf").
- * sh[0, barn_max) holds the full sheaves, oldest first, and
- * sh[barn_max, 2 * barn_max) the empty ones.  The counts are read
- * without the lock as hints.
- */
-struct barn_shard {
-	slab_lock_t lock;
-	unsigned int nr_full, nr_empty;
-	unsigned int node;		/* the node of its slot's CPU */
-	struct sheaf *sh[];
-} __attribute__((aligned(CACHELINE)));
+/* ---- the designs ---- */
 
-/* ---- per-CPU structures of each design ---- */
+struct ak_kmem_cache;
+struct slab_design;
 
-/* slub-tid, slub-local, rseq-list (the pair is its {head, seq} there). */
-struct fl_cpu {
-	union {
-		ak_u128 pair;
-		struct {
-			void *freelist;		/* word 0 */
-			unsigned long tid;	/* word 1 */
-		};
-		struct ak_percpu_list list;
-	};
-	struct ak_slab *slab;	/* the slab this slot owns: a hint, SMP atomics */
-	unsigned long id;	/* slot number */
-};
+struct fl_cpu;
+struct barn_shard;
 
 /*
- * sheaf: main is taken and put back with this_cpu ops, or popped and
- * pushed in place by one rseq section (the entry points); spare with SMP
- * ops
+ * Each design's own state in the cache, touched only by its file
+ * (slub.c, array.c, sheaf.c, locked.c).  What the rseq entry points read
+ * stays within the first two lines of the cache.
  */
-struct sheaf_cpu {
-	struct sheaf *main;
-	struct sheaf *spare;
+struct slub_state {
+	unsigned long tid_step;		/* power of two >= slots */
+	/* the slow path's one per-CPU op: fl_commit() for the design */
+	bool (*commit)(struct ak_kmem_cache *s, struct fl_cpu *c, void *head,
+		       unsigned long tid, void *nhead);
 };
 
-AK_STATIC_ASSERT(offsetof(struct sheaf, size) == 0 &&
-		 offsetof(struct sheaf, objs) == 8 &&
-		 offsetof(struct sheaf_cpu, main) == 0,
-		 "the array_ptr sections' layout");
+struct array_state {
+	unsigned int limit, batch;
+};
 
-/* ---- the cache ---- */
+struct sheaf_state {
+	unsigned int cap;		/* objects per sheaf */
+	unsigned int barn_max;		/* sheaves per shard and list */
+	struct barn_shard *barn;	/* one shard per slot: per-CPU memory */
+};
 
-enum slab_kind {
-	K_TID = AK_SLAB_SLUB_TID,
-	K_LOCAL = AK_SLAB_SLUB_LOCAL,
-	K_LIST = AK_SLAB_RSEQ_LIST,
-	K_ARRAY = AK_SLAB_ARRAY,
-	K_SHEAF = AK_SLAB_SHEAF,
-	K_LOCKED = AK_SLAB_LOCKED,
-	K_HOOKED		/* debug or stats: the checked path */
+/* one lock, one freelist (fp space) */
+struct locked_state {
+	pthread_mutex_t lock;
+	void *head;
+	unsigned long count;
+	unsigned int batch;
+};
+
+/* The public alloc and free, in object space. */
+struct slab_entry {
+	void *(*alloc)(struct ak_kmem_cache *s, ak_gfp_t flags);
+	void (*free)(struct ak_kmem_cache *s, void *p);
 };
 
 struct ak_kmem_cache {
 	/*
-	 * The public alloc and free: the general path (a switch on kind),
-	 * or, for a design with a one-section rseq fastpath (array,
-	 * rseq-list, sheaf) in an rseq mode without hooks, a leaf for that
-	 * design and mode (api.c).
+	 * The public alloc and free (api.c): the checked path for a cache
+	 * with debug or statistics, else its design's entry points, for the
+	 * mode where the design has its own rseq ones.
 	 */
 	void *(*alloc)(struct ak_kmem_cache *s, ak_gfp_t flags);
 	void (*free)(struct ak_kmem_cache *s, void *p);
 	/* what the fastpaths read */
-	void *cpu;			/* per-CPU structure, copy 0 */
+	void *cpu;			/* the design's per-CPU structure */
 	size_t cpu_stride;		/* bytes between its copies */
-	unsigned int kind;
-	unsigned int fastpath;
 	uintptr_t slab_mask;		/* ~(slab_size - 1) */
-	unsigned long tid_step;		/* power of two >= slots */
+	const struct slab_design *ops;
 	unsigned int fp_off;		/* free pointer from the object */
 	unsigned int object_size;
-	unsigned int array_limit, array_batch;
-	unsigned int sheaf_cap;
 	enum ak_percpu_mode mode;
 	unsigned int flags;
 
+	union {
+		struct slub_state slub;
+		struct array_state array;
+		struct sheaf_state sheaf;
+		struct locked_state locked;
+	} __attribute__((aligned(CACHELINE)));
+
+	enum ak_slab_fastpath fastpath;
 	/* geometry */
 	unsigned int align, stride, obj_off, first_off;
-	unsigned int slab_size, objects, barn_max, locked_batch;
+	unsigned int slab_size, objects;
 
 	uint64_t *stats;		/* per-CPU u64[AK_SLAB_NR_STATS] */
 	unsigned int nr_nodes;
 	struct slab_node *nodes;
-	/* array, sheaf, locked: a partial list per slot (else NULL) */
+	/* a partial list per slot where the design asks for it (else NULL) */
 	struct slab_list *home_lists;
 	unsigned int nr_home;
-	/* sheaf: the barn's shards, one per slot (per-CPU memory) */
-	void *barn;
 
 	pthread_mutex_t slabs_lock;
 	struct ak_slab *all_slabs;
 	unsigned long nr_slabs;
 
-	/* locked: one lock, one freelist (fp space) */
-	struct {
-		pthread_mutex_t lock;
-		void *head;
-		unsigned long count;
-	} locked __attribute__((aligned(CACHELINE)));
-
 	char name[64];
 };
+
+AK_STATIC_ASSERT(offsetof(struct ak_kmem_cache, array.limit) < 2 * CACHELINE &&
+		 offsetof(struct ak_kmem_cache, sheaf.cap) < 2 * CACHELINE,
+		 "the rseq entry points' fields");
+
+/* Visit every free object a design's per-CPU level or store holds. */
+typedef void (*slab_visit_fn)(struct ak_kmem_cache *s, void *fp, void *arg);
+
+/*
+ * A design: one file, one of these (slab.c indexes them by enum
+ * ak_slab_fastpath).  Pointers are in fp space unless said otherwise.
+ */
+struct slab_design {
+	const char *name;
+	/* without hooks, in object space: what s->alloc and s->free get */
+	struct slab_entry entry;
+	/* its rseq entry points, per rseq mode; NULL where it has none */
+	struct slab_entry rseq, mm_cid;
+	/* the fastpath, for the checked path */
+	void *(*alloc)(struct ak_kmem_cache *s);
+	void (*free)(struct ak_kmem_cache *s, void *fp);
+	/* bulk: up to n from the per-CPU level (or store) */
+	size_t (*bulk_alloc_cpu)(struct ak_kmem_cache *s, size_t n,
+				 void **fps);
+	/*
+	 * bulk, past the per-CPU level: up to n from the slabs, adding to
+	 * the counts of where they came from (*cpu: the slot's own slab)
+	 */
+	size_t (*bulk_refill)(struct ak_kmem_cache *s, size_t n, void **fps,
+			      size_t *cpu, size_t *partial, size_t *fresh);
+	void (*bulk_free)(struct ak_kmem_cache *s, size_t n, void **fps);
+	/* with the cache quiet: everything cached back to the slabs */
+	void (*drain)(struct ak_kmem_cache *s);
+	void (*visit)(struct ak_kmem_cache *s, slab_visit_fn fn, void *arg);
+	/*
+	 * After the slab layer's parts: tunables from args, s->cpu and the
+	 * design's state; 0, or -1 without memory, having undone its part.
+	 */
+	int (*init)(struct ak_kmem_cache *s,
+		    const struct ak_kmem_cache_args *args);
+	void (*fini)(struct ak_kmem_cache *s);
+	/* which primitive the fastpath runs on, for ak_kmem_cache_info() */
+	const char *(*how)(struct ak_kmem_cache *s, bool leaf);
+	/* its slabs go on a partial list per slot, not per node */
+	bool slot_lists;
+};
+
+/*
+ * Hidden: test_slab_stress links slab/ into itself beside libatomkit, and
+ * the library's copies of these must not be the same globals as its own.
+ */
+extern __attribute__((visibility("hidden"))) const struct slab_design
+	slab_slub_tid, slab_slub_local, slab_rseq_list, slab_array,
+	slab_sheaf, slab_locked;
 
 /* ---- helpers ---- */
 
@@ -410,51 +439,124 @@ size_t slab_take_objects(struct ak_kmem_cache *s, size_t n, void **fps,
 /* Has this slot (home-list caches) made a slab of its own yet? */
 bool slab_owns_slabs(struct ak_kmem_cache *s);
 
-/* ---- designs ---- */
+/* ---- what the designs share: here and in api.c ---- */
 
-void *fl_alloc_slow(struct ak_kmem_cache *s);
-void fl_free_remote(struct ak_kmem_cache *s, struct ak_slab *sl, void *fp);
-size_t fl_bulk_alloc_cpu(struct ak_kmem_cache *s, size_t n, void **fps);
-size_t fl_bulk_refill(struct ak_kmem_cache *s, size_t n, void **fps,
-		      size_t *own, size_t *partial, size_t *fresh);
-void fl_bulk_free(struct ak_kmem_cache *s, size_t n, void **fps);
-void fl_drain(struct ak_kmem_cache *s);
-void fl_init(struct ak_kmem_cache *s);
+/* The end of a public alloc: errno, ASan and __GFP_ZERO. */
+__ak_inline void *slab_alloc_done(struct ak_kmem_cache *s, void *p,
+				  ak_gfp_t flags)
+{
+	if (ak_unlikely(!p)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	slab_asan_alloc(s, p);
+	if (ak_unlikely(flags & AK_GFP_ZERO))
+		memset(p, 0, s->object_size);
+	return p;
+}
 
-void *array_alloc_slow(struct ak_kmem_cache *s);
-void array_free_slow(struct ak_kmem_cache *s, void *fp);
-size_t array_bulk_alloc_cpu(struct ak_kmem_cache *s, size_t n, void **fps);
-void array_bulk_free(struct ak_kmem_cache *s, size_t n, void **fps);
-void array_drain(struct ak_kmem_cache *s);
+/*
+ * A design's entry points without hooks: its fastpath in fp space
+ * (design_alloc(s), design_free(s, fp), inline in its file) behind the
+ * public call's checks.  Out of line, so that the rseq entry points
+ * below only jump to them.
+ */
+#define SLAB_ENTRY_POINTS(design)					\
+static __attribute__((noinline)) void *					\
+design##_entry_alloc(struct ak_kmem_cache *s, ak_gfp_t flags)		\
+{									\
+	return slab_alloc_done(s, design##_alloc(s), flags);		\
+}									\
+static __attribute__((noinline)) void					\
+design##_entry_free(struct ak_kmem_cache *s, void *p)			\
+{									\
+	if (ak_unlikely(!p))						\
+		return;							\
+	slab_asan_free(s, p);						\
+	design##_free(s, p);						\
+}
 
-/* The barn's shards: 0, or -1 without memory (fini frees them). */
-int sheaf_init(struct ak_kmem_cache *s);
-void sheaf_fini(struct ak_kmem_cache *s);
-void *sheaf_alloc_slow(struct ak_kmem_cache *s, struct sheaf *sh);
-void sheaf_free_slow(struct ak_kmem_cache *s, struct sheaf *sh, void *fp);
-size_t sheaf_bulk_alloc_cpu(struct ak_kmem_cache *s, size_t n, void **fps);
-void sheaf_bulk_free(struct ak_kmem_cache *s, size_t n, void **fps);
-void sheaf_drain(struct ak_kmem_cache *s);
-void sheaf_put_back(struct ak_kmem_cache *s, struct sheaf *sh);
-
-void *locked_alloc(struct ak_kmem_cache *s);
-void locked_free(struct ak_kmem_cache *s, void *fp);
-size_t locked_bulk_alloc_cpu(struct ak_kmem_cache *s, size_t n, void **fps);
-void locked_bulk_free(struct ak_kmem_cache *s, size_t n, void **fps);
-void locked_drain(struct ak_kmem_cache *s);
-
-/* The fastpath of each design in fp space (api.c), for bulk and debug. */
-void *slab_design_alloc(struct ak_kmem_cache *s);
-void slab_design_free(struct ak_kmem_cache *s, void *fp);
-/* Choose s->alloc and s->free for the design, mode and flags (api.c). */
+/* Choose s->alloc and s->free for the design, mode and flags. */
 void slab_entry_init(struct ak_kmem_cache *s);
-/* Whether they are a design's own rseq entry points. */
+/* Whether they are the design's own rseq entry points. */
 bool slab_entry_is_leaf(const struct ak_kmem_cache *s);
 
-/* Visit every free object a design's per-CPU level or store holds. */
-typedef void (*slab_visit_fn)(struct ak_kmem_cache *s, void *fp, void *arg);
-void slab_visit_cached(struct ak_kmem_cache *s, slab_visit_fn fn, void *arg);
-void sheaf_visit_cached(struct ak_kmem_cache *s, slab_visit_fn fn, void *arg);
+/* bulk_refill for the designs that draw from unfrozen slabs */
+size_t slab_bulk_refill(struct ak_kmem_cache *s, size_t n, void **fps,
+			size_t *cpu, size_t *partial, size_t *fresh);
+
+/*
+ * ---- the rseq entry points ----
+ *
+ * The sections of a design's one-section fastpath in an rseq mode, in
+ * their _at forms, without what the general ops do around them on every
+ * call: the mode's load and switch, the thread's first-use check, the
+ * stride from the per-CPU header.  A design that has them defines, in
+ * its file, design_pop_at() and design_push_at() (0: done, 1: go the
+ * entry points' way, -1: aborted) and its entry points
+ * (SLAB_ENTRY_POINTS), then one SLAB_RSEQ_ENTRIES per mode.  Anything but
+ * a clean commit (an empty or full array, an empty list, a foreign slab,
+ * an abort, a thread not yet seen) goes to the entry points, which do it
+ * all again.  Not under ASan, whose annotations live there.
+ */
+#if AK_HAVE_ARCH_RSEQ && !defined(AK_SLAB_ASAN)
+# define SLAB_RSEQ_ENTRIES_ON 1
+#endif
+
+#define SLAB_RSEQ_ABORTS(design)					\
+static __attribute__((noinline)) void *					\
+design##_alloc_aborted(struct ak_kmem_cache *s, ak_gfp_t flags)		\
+{									\
+	ak_rseq_count_abort();						\
+	return design##_entry_alloc(s, flags);				\
+}									\
+static __attribute__((noinline)) void					\
+design##_free_aborted(struct ak_kmem_cache *s, void *p)			\
+{									\
+	ak_rseq_count_abort();						\
+	design##_entry_free(s, p);					\
+}
+
+/*
+ * A design's entry points in one mode: the id's fields at fixed offsets.
+ * ak_rseq_area() is NULL until the thread's first general per-CPU op.
+ */
+#define SLAB_RSEQ_ENTRIES(name, design, start, field)			\
+static void *name##_alloc(struct ak_kmem_cache *s, ak_gfp_t flags)	\
+{									\
+	struct ak_rseq_abi *rs = ak_rseq_area();			\
+	void *p;							\
+	int rc;								\
+									\
+	if (ak_unlikely(flags || !rs))					\
+		return design##_entry_alloc(s, flags);			\
+	rc = design##_pop_at(s, rs, &rs->start, &rs->field, &p);	\
+	if (ak_likely(!rc))						\
+		return p;						\
+	if (rc < 0)							\
+		return design##_alloc_aborted(s, flags);		\
+	return design##_entry_alloc(s, flags);				\
+}									\
+static void name##_free(struct ak_kmem_cache *s, void *p)		\
+{									\
+	struct ak_rseq_abi *rs = ak_rseq_area();			\
+	int rc;								\
+									\
+	if (ak_unlikely(!p || !rs))					\
+		return design##_entry_free(s, p);			\
+	rc = design##_push_at(s, rs, &rs->start, &rs->field, p);	\
+	if (ak_likely(!rc))						\
+		return;							\
+	if (rc < 0)							\
+		return design##_free_aborted(s, p);			\
+	design##_entry_free(s, p);					\
+}
+
+#ifdef SLAB_RSEQ_ENTRIES_ON
+# define SLAB_RSEQ_ENTRY(name)	{ name##_alloc, name##_free }
+#else
+# define SLAB_RSEQ_ENTRY(name)	{ NULL, NULL }
+#endif
 
 /* ---- debug mode (debug.c) ---- */
 

@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
  * The baseline: one mutex per cache over one freelist (fp space), refilled
- * from the slabs in a batch when empty and trimmed by a batch when it
- * holds more than four.  No per-CPU state at all.
+ * from the slabs in a batch when empty and trimmed to two batches when it
+ * holds more than four batches.  No per-CPU state at all.
  */
 #include "internal.h"
 
 #define MAX_BATCH	1024
 
-void *locked_alloc(struct ak_kmem_cache *s)
+static void *locked_alloc(struct ak_kmem_cache *s)
 {
 	void *buf[MAX_BATCH], *fp;
 	size_t k, i, from_new;
@@ -22,7 +22,7 @@ void *locked_alloc(struct ak_kmem_cache *s)
 		return fp;
 	}
 	slab_stat(s, AK_SLAB_ALLOC_SLOW, 1);
-	k = slab_take_objects(s, s->locked_batch, buf, SLAB_FROM_ANY,
+	k = slab_take_objects(s, s->locked.batch, buf, SLAB_FROM_ANY,
 			      &from_new);
 	if (k) {
 		for (i = 1; i + 1 < k; i++)
@@ -45,9 +45,9 @@ static void *trim(struct ak_kmem_cache *s, unsigned long *n)
 	unsigned long i;
 
 	*n = 0;
-	if (s->locked.count <= 4ul * s->locked_batch)
+	if (s->locked.count <= 4ul * s->locked.batch)
 		return NULL;
-	*n = s->locked.count - 2ul * s->locked_batch;
+	*n = s->locked.count - 2ul * s->locked.batch;
 	head = p = s->locked.head;
 	for (i = 1; i < *n; i++)
 		p = fp_next(p);
@@ -66,7 +66,7 @@ static void trimmed(struct ak_kmem_cache *s, void *head, unsigned long n)
 	slab_stat(s, AK_SLAB_FLUSH_OBJS, n);
 }
 
-void locked_free(struct ak_kmem_cache *s, void *fp)
+static void locked_free(struct ak_kmem_cache *s, void *fp)
 {
 	unsigned long n;
 	void *excess;
@@ -80,7 +80,7 @@ void locked_free(struct ak_kmem_cache *s, void *fp)
 	trimmed(s, excess, n);
 }
 
-size_t locked_bulk_alloc_cpu(struct ak_kmem_cache *s, size_t n, void **fps)
+static size_t locked_bulk_alloc_cpu(struct ak_kmem_cache *s, size_t n, void **fps)
 {
 	size_t k = 0;
 	void *fp;
@@ -94,7 +94,7 @@ size_t locked_bulk_alloc_cpu(struct ak_kmem_cache *s, size_t n, void **fps)
 	return k;
 }
 
-void locked_bulk_free(struct ak_kmem_cache *s, size_t n, void **fps)
+static void locked_bulk_free(struct ak_kmem_cache *s, size_t n, void **fps)
 {
 	unsigned long k;
 	void *excess;
@@ -112,7 +112,7 @@ void locked_bulk_free(struct ak_kmem_cache *s, size_t n, void **fps)
 	slab_stat_fast(s, AK_SLAB_BULK_FREE_CPU, n);
 }
 
-void locked_drain(struct ak_kmem_cache *s)
+static void locked_drain(struct ak_kmem_cache *s)
 {
 	void *head = s->locked.head;
 
@@ -123,3 +123,56 @@ void locked_drain(struct ak_kmem_cache *s)
 		slab_stat(s, AK_SLAB_FLUSH, 1);
 	}
 }
+
+static void locked_visit(struct ak_kmem_cache *s, slab_visit_fn fn, void *arg)
+{
+	unsigned long i = 0;
+	void *fp;
+
+	for (fp = s->locked.head; fp; fp = fp_next(fp)) {
+		fn(s, fp, arg);
+		/* a cycle would loop: the audit caught it */
+		if (++i > (unsigned long)s->objects * s->nr_slabs + 1)
+			break;
+	}
+}
+
+static int locked_init(struct ak_kmem_cache *s,
+		       const struct ak_kmem_cache_args *args)
+{
+	s->locked.batch = args->locked_batch ? args->locked_batch : 64;
+	if (s->locked.batch > MAX_BATCH)
+		s->locked.batch = MAX_BATCH;
+	pthread_mutex_init(&s->locked.lock, NULL);
+	return 0;
+}
+
+static void locked_fini(struct ak_kmem_cache *s)
+{
+	pthread_mutex_destroy(&s->locked.lock);
+}
+
+SLAB_ENTRY_POINTS(locked)
+
+static const char *locked_how(struct ak_kmem_cache *s, bool leaf)
+{
+	(void)s;
+	(void)leaf;
+	return "one pthread mutex per cache";
+}
+
+const struct slab_design slab_locked = {
+	.name = "locked",
+	.entry = { locked_entry_alloc, locked_entry_free },
+	.alloc = locked_alloc,
+	.free = locked_free,
+	.bulk_alloc_cpu = locked_bulk_alloc_cpu,
+	.bulk_refill = slab_bulk_refill,
+	.bulk_free = locked_bulk_free,
+	.drain = locked_drain,
+	.visit = locked_visit,
+	.init = locked_init,
+	.fini = locked_fini,
+	.how = locked_how,
+	.slot_lists = true,
+};

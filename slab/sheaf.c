@@ -2,9 +2,9 @@
 /*
  * Sheaves: each slot has a main sheaf (an array of free objects) and a
  * spare; a sheaf is moved whole, never copied.  In an rseq mode the
- * cache's entry points (api.c) pop and push on main in place, one rseq
- * section each.  The general path, and every slow path, takes main out
- * of the slot with this_cpu_xchg (so no other thread can touch it: the
+ * cache's entry points pop and push on main in place, one rseq section
+ * each.  The general path, and every slow path, takes main out of the
+ * slot with this_cpu_xchg (so no other thread can touch it: the
  * user-space stand-in for the kernel's local_trylock), pops or pushes
  * one object, and puts it back with this_cpu_cmpxchg(NULL -> sheaf).  If
  * the slot got another main meanwhile (we migrated, or a thread of this
@@ -16,6 +16,42 @@
 #include <stdlib.h>
 #include "internal.h"
 
+/* The layout the array_ptr sections expect (arch/generic/percpu.h). */
+struct sheaf {
+	unsigned long size;
+	void *objs[];
+};
+
+/*
+ * main is taken and put back with this_cpu ops, or popped and pushed in
+ * place by one rseq section (the entry points); spare with SMP ops
+ */
+struct sheaf_cpu {
+	struct sheaf *main;
+	struct sheaf *spare;
+};
+
+AK_STATIC_ASSERT(offsetof(struct sheaf, size) == 0 &&
+		 offsetof(struct sheaf, objs) == 8 &&
+		 offsetof(struct sheaf_cpu, main) == 0,
+		 "the array_ptr sections' layout");
+
+/*
+ * The sheaf barn of a node is kept in shards, one per slot, each on
+ * lines of its own: a CPU parks its sheaves in its own shard and takes
+ * them back from there, and takes from the node's other shards only
+ * when its own slabs are all in use (doc/slab.md "Sheaf").
+ * sh[0, barn_max) holds the full sheaves, oldest first, and
+ * sh[barn_max, 2 * barn_max) the empty ones.  The counts are read
+ * without the lock as hints.
+ */
+struct barn_shard {
+	slab_lock_t lock;
+	unsigned int nr_full, nr_empty;
+	unsigned int node;		/* the node of its slot's CPU */
+	struct sheaf *sh[];
+} __attribute__((aligned(CACHELINE)));
+
 static struct sheaf **spare_of_this_cpu(struct ak_kmem_cache *s)
 {
 	return &ak_this_cpu_ptr((struct sheaf_cpu *)s->cpu)->spare;
@@ -24,7 +60,7 @@ static struct sheaf **spare_of_this_cpu(struct ak_kmem_cache *s)
 static struct sheaf *sheaf_new(struct ak_kmem_cache *s)
 {
 	size_t size = sizeof(struct sheaf) +
-		      (size_t)s->sheaf_cap * sizeof(void *);
+		      (size_t)s->sheaf.cap * sizeof(void *);
 	struct sheaf *sh;
 
 	/* lines of its own: two CPUs' sheaves must not share one */
@@ -48,7 +84,7 @@ static void sheaf_flush(struct ak_kmem_cache *s, struct sheaf *sh)
 
 static struct barn_shard *shard(struct ak_kmem_cache *s, unsigned int i)
 {
-	return ak_per_cpu_ptr((struct barn_shard *)s->barn, i);
+	return ak_per_cpu_ptr(s->sheaf.barn, i);
 }
 
 static unsigned int this_slot(struct ak_kmem_cache *s)
@@ -61,32 +97,10 @@ static struct barn_shard *own_shard(struct ak_kmem_cache *s)
 	return shard(s, this_slot(s));
 }
 
-/* One shard per slot: per-CPU memory, each copy on lines of its own. */
-int sheaf_init(struct ak_kmem_cache *s)
-{
-	unsigned int i;
-
-	s->barn = ak_percpu_alloc(sizeof(struct barn_shard) +
-				  2 * (size_t)s->barn_max *
-					  sizeof(struct sheaf *),
-				  CACHELINE);
-	if (!s->barn)
-		return -1;
-	for (i = 0; i < s->nr_home; i++)
-		shard(s, i)->node = slab_node_of_cpu(s, i);
-	return 0;
-}
-
-void sheaf_fini(struct ak_kmem_cache *s)
-{
-	ak_percpu_free(s->barn);
-	s->barn = NULL;
-}
-
 static struct sheaf **shard_list(struct ak_kmem_cache *s,
 				 struct barn_shard *b, bool full)
 {
-	return full ? b->sh : b->sh + s->barn_max;
+	return full ? b->sh : b->sh + s->sheaf.barn_max;
 }
 
 /* Under b's lock: the newest sheaf of a list, or NULL. */
@@ -108,7 +122,7 @@ static bool shard_push(struct ak_kmem_cache *s, struct barn_shard *b,
 {
 	unsigned int *nr = full ? &b->nr_full : &b->nr_empty;
 
-	if (*nr >= s->barn_max)
+	if (*nr >= s->sheaf.barn_max)
 		return false;
 	shard_list(s, b, full)[*nr] = sh;
 	__atomic_store_n(nr, *nr + 1, __ATOMIC_RELAXED);
@@ -141,7 +155,7 @@ static bool barn_put(struct ak_kmem_cache *s, struct barn_shard *b,
 {
 	bool ok;
 
-	if (shard_count(b, full) >= s->barn_max)
+	if (shard_count(b, full) >= s->sheaf.barn_max)
 		return false;
 	slab_lock(&b->lock);
 	ok = shard_push(s, b, full, sh);
@@ -181,7 +195,7 @@ static bool barn_replace_full(struct ak_kmem_cache *s, struct barn_shard *b,
 	bool ok;
 
 	*empty = NULL;
-	if (shard_count(b, true) >= s->barn_max)
+	if (shard_count(b, true) >= s->sheaf.barn_max)
 		return false;
 	slab_lock(&b->lock);
 	ok = shard_push(s, b, true, full);
@@ -225,7 +239,7 @@ static void sheaf_park(struct ak_kmem_cache *s, struct sheaf *sh)
 					__ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
 		return;
 	b = own_shard(s);
-	if (sh->size == s->sheaf_cap && barn_put(s, b, sh, true))
+	if (sh->size == s->sheaf.cap && barn_put(s, b, sh, true))
 		return;
 	sheaf_flush(s, sh);
 	if (barn_put(s, b, sh, false))
@@ -234,13 +248,27 @@ static void sheaf_park(struct ak_kmem_cache *s, struct sheaf *sh)
 	slab_stat(s, AK_SLAB_SHEAF_DROP, 1);
 }
 
-void sheaf_put_back(struct ak_kmem_cache *s, struct sheaf *sh)
+static void sheaf_put_back(struct ak_kmem_cache *s, struct sheaf *sh)
 {
 	if (s->mode == AK_PERCPU_ATOMIC)
 		__atomic_thread_fence(__ATOMIC_RELEASE);
 	if (ak_unlikely(ak_this_cpu_cmpxchg((struct sheaf **)s->cpu,
 					    (struct sheaf *)NULL, sh) != NULL))
 		sheaf_park(s, sh);
+}
+
+/*
+ * main out of the slot: the fastpath's and the bulk calls'.  The atomic
+ * mode's ops are relaxed; the others stay on one CPU.
+ */
+__ak_inline struct sheaf *take_main(struct ak_kmem_cache *s)
+{
+	struct sheaf *sh = ak_this_cpu_xchg((struct sheaf **)s->cpu,
+					    (struct sheaf *)NULL);
+
+	if (s->mode == AK_PERCPU_ATOMIC)
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	return sh;
 }
 
 static struct sheaf *take_spare(struct ak_kmem_cache *s)
@@ -277,7 +305,7 @@ static size_t sheaf_refill(struct ak_kmem_cache *s, struct sheaf *sh,
 {
 	size_t from_new;
 
-	sh->size = slab_take_objects(s, s->sheaf_cap, sh->objs, from,
+	sh->size = slab_take_objects(s, s->sheaf.cap, sh->objs, from,
 				     &from_new);
 	if (sh->size) {
 		slab_stat(s, AK_SLAB_REFILL, 1);
@@ -293,7 +321,8 @@ static size_t sheaf_refill(struct ak_kmem_cache *s, struct sheaf *sh,
  * use does it take what other CPUs of the node parked (their shards),
  * then objects of other slots' slabs, then a new slab (doc/slab.md).
  */
-void *sheaf_alloc_slow(struct ak_kmem_cache *s, struct sheaf *sh)
+static __attribute__((noinline)) void *
+sheaf_alloc_slow(struct ak_kmem_cache *s, struct sheaf *sh)
 {
 	struct sheaf *sp = take_spare(s), *full = NULL;
 	unsigned int slot = this_slot(s);
@@ -357,7 +386,7 @@ static struct sheaf *sheaf_room(struct ak_kmem_cache *s, struct sheaf *sh)
 	struct sheaf *sp = take_spare(s), *t = NULL;
 	struct barn_shard *b = own_shard(s);
 
-	if (sp && sp->size < s->sheaf_cap) {
+	if (sp && sp->size < s->sheaf.cap) {
 		slab_stat(s, AK_SLAB_SHEAF_SWAP, 1);
 		if (sh)
 			sheaf_park(s, sh);
@@ -380,7 +409,8 @@ static struct sheaf *sheaf_room(struct ak_kmem_cache *s, struct sheaf *sh)
 	return t;
 }
 
-void sheaf_free_slow(struct ak_kmem_cache *s, struct sheaf *sh, void *fp)
+static __attribute__((noinline)) void
+sheaf_free_slow(struct ak_kmem_cache *s, struct sheaf *sh, void *fp)
 {
 	struct sheaf *t;
 
@@ -396,16 +426,6 @@ void sheaf_free_slow(struct ak_kmem_cache *s, struct sheaf *sh, void *fp)
 	sheaf_put_back(s, t);
 }
 
-static struct sheaf *take_main(struct ak_kmem_cache *s)
-{
-	struct sheaf *sh = ak_this_cpu_xchg((struct sheaf **)s->cpu,
-					    (struct sheaf *)NULL);
-
-	if (s->mode == AK_PERCPU_ATOMIC)
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	return sh;
-}
-
 /*
  * In an rseq mode, up to n objects to or from main in place, with one
  * section that copies them all (the array_ptr _n sections): the kernel's
@@ -419,14 +439,14 @@ static size_t main_pop_n(struct ak_kmem_cache *s, size_t n, void **fps)
 
 static size_t main_push_n(struct ak_kmem_cache *s, size_t n, void **fps)
 {
-	return ak_this_cpu_array_ptr_push_n(s->cpu, s->sheaf_cap, fps, n);
+	return ak_this_cpu_array_ptr_push_n(s->cpu, s->sheaf.cap, fps, n);
 }
 
 /*
  * Main in place (rseq), then main taken out, then the spare, then full
  * sheaves of this slot's barn shard: each one hold.
  */
-size_t sheaf_bulk_alloc_cpu(struct ak_kmem_cache *s, size_t n, void **fps)
+static size_t sheaf_bulk_alloc_cpu(struct ak_kmem_cache *s, size_t n, void **fps)
 {
 	struct sheaf *sh, *other;
 	size_t k = main_pop_n(s, n, fps);
@@ -446,7 +466,7 @@ size_t sheaf_bulk_alloc_cpu(struct ak_kmem_cache *s, size_t n, void **fps)
 	return k;
 }
 
-void sheaf_bulk_free(struct ak_kmem_cache *s, size_t n, void **fps)
+static void sheaf_bulk_free(struct ak_kmem_cache *s, size_t n, void **fps)
 {
 	size_t i = main_push_n(s, n, fps);
 	struct sheaf *sh;
@@ -455,12 +475,12 @@ void sheaf_bulk_free(struct ak_kmem_cache *s, size_t n, void **fps)
 		goto out;
 	sh = take_main(s);
 	while (i < n) {
-		if (!sh || sh->size >= s->sheaf_cap) {
+		if (!sh || sh->size >= s->sheaf.cap) {
 			sh = sheaf_room(s, sh);
 			if (!sh)
 				break;
 		}
-		while (i < n && sh->size < s->sheaf_cap)
+		while (i < n && sh->size < s->sheaf.cap)
 			sh->objs[sh->size++] = fps[i++];
 	}
 	if (sh)
@@ -480,7 +500,7 @@ static void drop(struct ak_kmem_cache *s, struct sheaf *sh)
 	free(sh);
 }
 
-void sheaf_drain(struct ak_kmem_cache *s)
+static void sheaf_drain(struct ak_kmem_cache *s)
 {
 	unsigned int cpu, i, k;
 
@@ -512,7 +532,7 @@ static void visit(struct ak_kmem_cache *s, struct sheaf *sh,
 		fn(s, sh->objs[i], arg);
 }
 
-void sheaf_visit_cached(struct ak_kmem_cache *s, slab_visit_fn fn, void *arg)
+static void sheaf_visit(struct ak_kmem_cache *s, slab_visit_fn fn, void *arg)
 {
 	unsigned int cpu, i, k;
 
@@ -527,3 +547,122 @@ void sheaf_visit_cached(struct ak_kmem_cache *s, slab_visit_fn fn, void *arg)
 		for (k = 0; k < shard(s, i)->nr_full; k++)
 			visit(s, shard_list(s, shard(s, i), true)[k], fn, arg);
 }
+
+/* The barn: one shard per slot, per-CPU memory, each on lines of its own. */
+static int sheaf_init(struct ak_kmem_cache *s,
+		      const struct ak_kmem_cache_args *args)
+{
+	unsigned int i;
+
+	s->sheaf.cap = args->sheaf_capacity ? args->sheaf_capacity : 32;
+	if (s->sheaf.cap > 1024)
+		s->sheaf.cap = 1024;
+	s->sheaf.barn_max = args->barn_max ? args->barn_max : 10;
+	if (s->sheaf.barn_max > 1024)
+		s->sheaf.barn_max = 1024;
+	s->cpu = ak_percpu_alloc(sizeof(struct sheaf_cpu), CACHELINE);
+	if (!s->cpu)
+		return -1;
+	s->sheaf.barn = ak_percpu_alloc(sizeof(struct barn_shard) +
+					2 * (size_t)s->sheaf.barn_max *
+						sizeof(struct sheaf *),
+					CACHELINE);
+	if (!s->sheaf.barn) {
+		ak_percpu_free(s->cpu);
+		s->cpu = NULL;
+		return -1;
+	}
+	for (i = 0; i < s->nr_home; i++)
+		shard(s, i)->node = slab_node_of_cpu(s, i);
+	return 0;
+}
+
+static void sheaf_fini(struct ak_kmem_cache *s)
+{
+	ak_percpu_free(s->sheaf.barn);
+	ak_percpu_free(s->cpu);
+	s->sheaf.barn = NULL;
+	s->cpu = NULL;
+}
+
+/* ---- the fastpath ---- */
+
+__ak_inline void *sheaf_alloc(struct ak_kmem_cache *s)
+{
+	struct sheaf *sh = take_main(s);
+	void *fp;
+
+	if (ak_unlikely(!sh || !sh->size))
+		return sheaf_alloc_slow(s, sh);
+	fp = sh->objs[--sh->size];
+	SLAB_WINDOW();
+	sheaf_put_back(s, sh);
+	return fp;
+}
+
+__ak_inline void sheaf_free(struct ak_kmem_cache *s, void *fp)
+{
+	struct sheaf *sh = take_main(s);
+
+	if (ak_unlikely(!sh || sh->size >= s->sheaf.cap))
+		return sheaf_free_slow(s, sh, fp);
+	sh->objs[sh->size++] = fp;
+	sheaf_put_back(s, sh);
+}
+
+SLAB_ENTRY_POINTS(sheaf)
+
+/* main, at +0 of the slot, popped and pushed in place */
+#ifdef SLAB_RSEQ_ENTRIES_ON
+__ak_inline int sheaf_pop_at(struct ak_kmem_cache *s, struct ak_rseq_abi *rs,
+			     const uint32_t *start, const uint32_t *field,
+			     void **fp)
+{
+	(void)start;
+	return ak_rseq_array_ptr_pop(rs, field, &s->cpu, &s->cpu_stride, fp);
+}
+
+__ak_inline int sheaf_push_at(struct ak_kmem_cache *s, struct ak_rseq_abi *rs,
+			      const uint32_t *start, const uint32_t *field,
+			      void *fp)
+{
+	(void)start;
+	return ak_rseq_array_ptr_push(rs, field, &s->cpu, &s->cpu_stride,
+				      s->sheaf.cap, fp);
+}
+
+SLAB_RSEQ_ABORTS(sheaf)
+SLAB_RSEQ_ENTRIES(sheaf_rseq, sheaf, cpu_id_start, cpu_id)
+SLAB_RSEQ_ENTRIES(sheaf_mm_cid, sheaf, mm_cid, mm_cid)
+#endif
+
+static const char *sheaf_how(struct ak_kmem_cache *s, bool leaf)
+{
+	if (leaf)
+		return AK_HAVE_ARCH_RSEQ_AT ?
+		       "main sheaf popped/pushed in place: one rseq section each, from the cache's own entry points; the section reads the id itself; the slow path takes main by this_cpu_xchg" :
+		       "main sheaf popped/pushed in place: one rseq section each, from the cache's own entry points; the slow path takes main by this_cpu_xchg";
+	return ak_percpu_mode_is_rseq(s->mode) ?
+	       "main sheaf taken by this_cpu_xchg, put back by this_cpu_cmpxchg (rseq sections)" :
+	       s->mode == AK_PERCPU_ATOMIC ?
+	       "main sheaf taken by this_cpu_xchg, put back by this_cpu_cmpxchg (SMP-safe cmpxchg) with acquire/release fences" :
+	       "main sheaf taken by this_cpu_xchg, put back by this_cpu_cmpxchg (_local cmpxchg)";
+}
+
+const struct slab_design slab_sheaf = {
+	.name = "sheaf",
+	.entry = { sheaf_entry_alloc, sheaf_entry_free },
+	.rseq = SLAB_RSEQ_ENTRY(sheaf_rseq),
+	.mm_cid = SLAB_RSEQ_ENTRY(sheaf_mm_cid),
+	.alloc = sheaf_alloc,
+	.free = sheaf_free,
+	.bulk_alloc_cpu = sheaf_bulk_alloc_cpu,
+	.bulk_refill = slab_bulk_refill,
+	.bulk_free = sheaf_bulk_free,
+	.drain = sheaf_drain,
+	.visit = sheaf_visit,
+	.init = sheaf_init,
+	.fini = sheaf_fini,
+	.how = sheaf_how,
+	.slot_lists = true,
+};

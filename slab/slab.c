@@ -64,18 +64,19 @@ void slab_report(struct ak_kmem_cache *s, const char *fmt, ...)
 
 /* ---- names ---- */
 
-static const char *const fastpath_names[AK_SLAB_NR_FASTPATHS] = {
-	[AK_SLAB_SLUB_TID] = "slub-tid",
-	[AK_SLAB_SLUB_LOCAL] = "slub-local",
-	[AK_SLAB_RSEQ_LIST] = "rseq-list",
-	[AK_SLAB_ARRAY] = "array",
-	[AK_SLAB_SHEAF] = "sheaf",
-	[AK_SLAB_LOCKED] = "locked",
+/* The designs, one file each: the only place that picks one. */
+static const struct slab_design *const designs[AK_SLAB_NR_FASTPATHS] = {
+	[AK_SLAB_SLUB_TID] = &slab_slub_tid,
+	[AK_SLAB_SLUB_LOCAL] = &slab_slub_local,
+	[AK_SLAB_RSEQ_LIST] = &slab_rseq_list,
+	[AK_SLAB_ARRAY] = &slab_array,
+	[AK_SLAB_SHEAF] = &slab_sheaf,
+	[AK_SLAB_LOCKED] = &slab_locked,
 };
 
 const char *ak_slab_fastpath_name(enum ak_slab_fastpath fp)
 {
-	return (unsigned int)fp < AK_SLAB_NR_FASTPATHS ? fastpath_names[fp] :
+	return (unsigned int)fp < AK_SLAB_NR_FASTPATHS ? designs[fp]->name :
 							NULL;
 }
 
@@ -84,7 +85,7 @@ int ak_slab_fastpath_parse(const char *name)
 	int i;
 
 	for (i = 0; i < AK_SLAB_NR_FASTPATHS; i++)
-		if (!strcmp(name, fastpath_names[i]))
+		if (!strcmp(name, designs[i]->name))
 			return i;
 	return -1;
 }
@@ -804,31 +805,15 @@ static bool is_pow2(size_t x)
 	return x && !(x & (x - 1));
 }
 
+/* What the slab layer holds; the design's part is its fini's. */
 static void cache_free(struct ak_kmem_cache *s)
 {
-	if (s->cpu)
-		ak_percpu_free(s->cpu);
 	if (s->stats)
 		ak_percpu_free(s->stats);
-	if (s->barn)
-		sheaf_fini(s);
 	free(s->nodes);
 	free(s->home_lists);
 	pthread_mutex_destroy(&s->slabs_lock);
-	pthread_mutex_destroy(&s->locked.lock);
 	free(s);
-}
-
-static unsigned int array_default_limit(size_t size)
-{
-	/* SLAB's enable_cpucache() */
-	if (size > 4096)
-		return 8;
-	if (size > 1024)
-		return 24;
-	if (size > 256)
-		return 54;
-	return 120;
 }
 
 struct ak_kmem_cache *
@@ -898,10 +883,8 @@ ak_kmem_cache_create_args(const char *name, size_t size, size_t align,
 	memset(s, 0, sizeof(*s));
 	snprintf(s->name, sizeof(s->name), "%s", name ? name : "cache");
 	pthread_mutex_init(&s->slabs_lock, NULL);
-	pthread_mutex_init(&s->locked.lock, NULL);
+	s->ops = designs[fastpath];
 	s->fastpath = fastpath;
-	s->kind = (flags & (AK_SLAB_DEBUG | AK_SLAB_STATS)) ? K_HOOKED :
-							       fastpath;
 	s->flags = flags;
 	s->object_size = (unsigned int)size;
 	s->align = (unsigned int)align;
@@ -914,24 +897,6 @@ ak_kmem_cache_create_args(const char *name, size_t size, size_t align,
 	s->objects = (unsigned int)objects;
 	s->mode = ak_percpu_mode();
 
-	s->array_limit = args->array_limit ? args->array_limit :
-					     array_default_limit(size);
-	if (s->array_limit > 1024)
-		s->array_limit = 1024;
-	s->array_batch = args->array_batch ? args->array_batch :
-					     (s->array_limit + 1) / 2;
-	if (s->array_batch > s->array_limit)
-		s->array_batch = s->array_limit;
-	s->sheaf_cap = args->sheaf_capacity ? args->sheaf_capacity : 32;
-	if (s->sheaf_cap > 1024)
-		s->sheaf_cap = 1024;
-	s->barn_max = args->barn_max ? args->barn_max : 10;
-	if (s->barn_max > 1024)
-		s->barn_max = 1024;
-	s->locked_batch = args->locked_batch ? args->locked_batch : 64;
-	if (s->locked_batch > 1024)
-		s->locked_batch = 1024;
-
 	pthread_once(&topo_once, topo_init);
 	s->nr_nodes = topo_nr_nodes;
 	if (posix_memalign(&mem, CACHELINE, s->nr_nodes * sizeof(*s->nodes)))
@@ -942,7 +907,7 @@ ak_kmem_cache_create_args(const char *name, size_t size, size_t align,
 				   CACHELINE);
 	if (!s->stats)
 		goto nomem;
-	if (fastpath >= AK_SLAB_ARRAY) {
+	if (s->ops->slot_lists) {
 		s->nr_home = ak_nr_cpus();
 		if (posix_memalign(&mem, CACHELINE,
 				   s->nr_home * sizeof(*s->home_lists)))
@@ -950,29 +915,8 @@ ak_kmem_cache_create_args(const char *name, size_t size, size_t align,
 		s->home_lists = mem;
 		memset(mem, 0, s->nr_home * sizeof(*s->home_lists));
 	}
-	switch (fastpath) {
-	case AK_SLAB_SLUB_TID:
-	case AK_SLAB_SLUB_LOCAL:
-	case AK_SLAB_RSEQ_LIST:
-		s->cpu = ak_percpu_alloc(sizeof(struct fl_cpu), CACHELINE);
-		if (!s->cpu)
-			goto nomem;
-		fl_init(s);
-		break;
-	case AK_SLAB_ARRAY:
-		s->cpu = ak_percpu_alloc(ak_percpu_array_size(s->array_limit),
-					 CACHELINE);
-		if (!s->cpu)
-			goto nomem;
-		break;
-	case AK_SLAB_SHEAF:
-		s->cpu = ak_percpu_alloc(sizeof(struct sheaf_cpu), CACHELINE);
-		if (!s->cpu || sheaf_init(s))
-			goto nomem;
-		break;
-	default:
-		break;
-	}
+	if (s->ops->init(s, args))
+		goto nomem;
 	if (s->cpu)
 		s->cpu_stride = ak_percpu_stride(s->cpu);
 	slab_entry_init(s);
@@ -996,22 +940,7 @@ void ak_kmem_cache_shrink(struct ak_kmem_cache *s)
 	struct ak_slab *sl;
 	union slab_fc f;
 
-	switch (s->fastpath) {
-	case AK_SLAB_SLUB_TID:
-	case AK_SLAB_SLUB_LOCAL:
-	case AK_SLAB_RSEQ_LIST:
-		fl_drain(s);
-		break;
-	case AK_SLAB_ARRAY:
-		array_drain(s);
-		break;
-	case AK_SLAB_SHEAF:
-		sheaf_drain(s);
-		break;
-	default:
-		locked_drain(s);
-		break;
-	}
+	s->ops->drain(s);
 	/* no slab stays frozen */
 	pthread_mutex_lock(&s->slabs_lock);
 	sl = s->all_slabs;
@@ -1048,6 +977,7 @@ int ak_kmem_cache_destroy(struct ak_kmem_cache *s)
 		slab_asan_unpoison(sl, s->slab_size);
 		munmap(sl, s->slab_size);
 	}
+	s->ops->fini(s);
 	cache_free(s);
 	return 0;
 }
@@ -1079,50 +1009,6 @@ void ak_kmem_cache_stats(struct ak_kmem_cache *s,
 	}
 }
 
-static const char *how(struct ak_kmem_cache *s)
-{
-	enum ak_slab_fastpath fp = (enum ak_slab_fastpath)s->fastpath;
-	enum ak_percpu_mode m = s->mode;
-	bool rseq = m == AK_PERCPU_RSEQ || m == AK_PERCPU_RSEQ_MM_CID;
-	bool leaf = slab_entry_is_leaf(s);
-
-	switch (fp) {
-	case AK_SLAB_SLUB_TID:
-		return rseq ? "this_cpu_cmpxchg128 of {freelist, tid}: rseq section, 16-byte commit" :
-		       m == AK_PERCPU_ATOMIC ? "this_cpu_cmpxchg128 of {freelist, tid}: SMP-safe cmpxchg128 on sched_getcpu()'s slot" :
-		       "this_cpu_cmpxchg128 of {freelist, tid}: cmpxchg128_local on the thread's slot";
-	case AK_SLAB_SLUB_LOCAL:
-		return rseq ? "cmpxchg_double_local inside an rseq section (this_cpu_cmpxchg_double): a bare _local op would race other threads of the CPU" :
-		       m == AK_PERCPU_ATOMIC ? "cmpxchg_double, the SMP-safe form, on the slot pinned once (cmpxchg_local is not safe across CPUs)" :
-		       "cmpxchg_double_local on the thread's pinned slot";
-	case AK_SLAB_RSEQ_LIST:
-		if (leaf)
-			return AK_HAVE_ARCH_RSEQ_AT ?
-			       "list pop/push: one rseq section each, no tid, from the cache's own entry points; the section reads the id itself" :
-			       "list pop/push: one rseq section each, no tid, from the cache's own entry points";
-		return rseq ? "this_cpu_list_pop/push: one rseq section each, no tid" :
-		       m == AK_PERCPU_ATOMIC ? "this_cpu_list_pop/push fallback: SMP-safe cmpxchg128 of {head, seq}" :
-		       "this_cpu_list_pop/push fallback: cmpxchg128_local of {head, seq}";
-	case AK_SLAB_ARRAY:
-		if (leaf)
-			return AK_HAVE_ARCH_RSEQ_AT ?
-			       "array pop/push: one rseq section each, from the cache's own entry points; the section reads the id itself" :
-			       "array pop/push: one rseq section each, from the cache's own entry points";
-		return rseq ? "this_cpu_array_pop/push: one rseq section each" :
-		       "this_cpu_array_pop/push fallback: per-copy try-lock";
-	case AK_SLAB_SHEAF:
-		if (leaf)
-			return AK_HAVE_ARCH_RSEQ_AT ?
-			       "main sheaf popped/pushed in place: one rseq section each, from the cache's own entry points; the section reads the id itself; the slow path takes main by this_cpu_xchg" :
-			       "main sheaf popped/pushed in place: one rseq section each, from the cache's own entry points; the slow path takes main by this_cpu_xchg";
-		return rseq ? "main sheaf taken by this_cpu_xchg, put back by this_cpu_cmpxchg (rseq sections)" :
-		       m == AK_PERCPU_ATOMIC ? "main sheaf taken by this_cpu_xchg, put back by this_cpu_cmpxchg (SMP-safe cmpxchg) with acquire/release fences" :
-		       "main sheaf taken by this_cpu_xchg, put back by this_cpu_cmpxchg (_local cmpxchg)";
-	default:
-		return "one pthread mutex per cache";
-	}
-}
-
 void ak_kmem_cache_info(struct ak_kmem_cache *s,
 			struct ak_kmem_cache_info *out)
 {
@@ -1132,7 +1018,7 @@ void ak_kmem_cache_info(struct ak_kmem_cache *s,
 	out->fastpath_name = ak_slab_fastpath_name(out->fastpath);
 	out->mode = s->mode;
 	out->mode_name = ak_percpu_mode_name(s->mode);
-	out->how = how(s);
+	out->how = s->ops->how(s, slab_entry_is_leaf(s));
 	out->flags = s->flags;
 	out->object_size = s->object_size;
 	out->align = s->align;
@@ -1287,7 +1173,7 @@ long ak_kmem_cache_audit(struct ak_kmem_cache *s)
 			a.errors++;
 		}
 	}
-	slab_visit_cached(s, audit_visit, &a);
+	s->ops->visit(s, audit_visit, &a);
 	for (i = 0; i < a.nr; i++)
 		for (k = 0; k < a.slabs[i]->objects; k++)
 			live += !a.seen[i][k];

@@ -1,19 +1,99 @@
 // SPDX-License-Identifier: MIT
 /*
- * Slow paths of the per-CPU freelist designs (slub-tid, slub-local,
- * rseq-list).  Each slot owns at most one frozen slab (c->slab, a hint
- * written only with SMP atomics, never inside an rseq section), whose
- * objects it frees onto its own list; any object on any list is correct,
- * as objects on per-CPU lists count as in use in their slabs.  Every
- * change of a list is one per-CPU op: pop, push, install a chain on an
- * empty list, splice a chain in front, or take the whole list.
+ * The per-CPU freelist designs: slub-tid, slub-local, rseq-list.  One
+ * file for the three, as they share the per-CPU structure and the whole
+ * slow path, and differ only in their fastpath and in fl_commit(), the
+ * one per-CPU op through which every change of a list goes.
+ *
+ * Each slot owns at most one frozen slab (c->slab, a hint written only
+ * with SMP atomics, never inside an rseq section), whose objects it frees
+ * onto its own list; any object on any list is correct, as objects on
+ * per-CPU lists count as in use in their slabs.  Every change of a list
+ * is one per-CPU op: pop, push, install a chain on an empty list, splice
+ * a chain in front, or take the whole list.
+ *
+ * Which primitive each step uses and why it is correct in each per-CPU
+ * mode: doc/slab.md.
  */
 #include "internal.h"
 
-static bool rseq_mode(const struct ak_kmem_cache *s)
+/* slub-tid, slub-local, rseq-list (the pair is its {head, seq} there). */
+struct fl_cpu {
+	union {
+		ak_u128 pair;
+		struct {
+			void *freelist;		/* word 0 */
+			unsigned long tid;	/* word 1 */
+		};
+		struct ak_percpu_list list;
+	};
+	struct ak_slab *slab;	/* the slab this slot owns: a hint, SMP atomics */
+	unsigned long id;	/* slot number */
+};
+
+enum fl_kind {
+	FL_TID,
+	FL_LOCAL,
+	FL_LIST,
+};
+
+/*
+ * Replace {head, tid} by {nhead, tid + step} on c's list, as one per-CPU
+ * op; kind is a constant at every call, so each design's path holds only
+ * its own branch:
+ *   slub-tid    this_cpu_cmpxchg128 on whichever slot we are on; tids are
+ *               unique per slot (tid = slot mod step), so a snapshot taken
+ *               on another slot never matches
+ *   slub-local  the slot c was pinned before the snapshot: thread mode
+ *               cmpxchg128_local, atomic mode the SMP-safe cmpxchg128 on
+ *               c, rseq modes only inside a section (this_cpu_cmpxchg128)
+ *   rseq-list   rseq modes: this_cpu_cmpxchg of the head word (only the
+ *               slow path's push and take-all use it; a head that went
+ *               and came back is still the head, so no seq is needed);
+ *               fallback modes: {head, seq} -> {nhead, seq + 1} as the
+ *               list ops do, on c, the slot we are on or SMP-safe
+ */
+__ak_inline bool fl_commit(struct ak_kmem_cache *s, enum fl_kind kind,
+			   struct fl_cpu *c, void *head, unsigned long tid,
+			   void *nhead)
 {
-	return s->mode == AK_PERCPU_RSEQ || s->mode == AK_PERCPU_RSEQ_MM_CID;
+	unsigned long step = kind == FL_LIST ? 1 : s->slub.tid_step;
+	ak_u128 o = ak_u128_from_words((uintptr_t)head, tid);
+	ak_u128 n = ak_u128_from_words((uintptr_t)nhead, tid + step);
+
+	SLAB_WINDOW();
+	if (kind == FL_LIST && ak_percpu_mode_is_rseq(s->mode))
+		return ak_this_cpu_cmpxchg((void **)s->cpu, head, nhead) ==
+		       head;
+	if (kind != FL_TID) {
+		if (s->mode == AK_PERCPU_THREAD)
+			return ak_try_cmpxchg128_local(&c->pair, &o, n);
+		if (s->mode == AK_PERCPU_ATOMIC)
+			return ak_try_cmpxchg128(&c->pair, &o, n);
+	}
+	return ak_this_cpu_try_cmpxchg128((ak_u128 *)s->cpu, &o, n);
 }
+
+/* The slow path's commit, one per design (s->slub.commit). */
+static bool tid_commit(struct ak_kmem_cache *s, struct fl_cpu *c, void *head,
+		       unsigned long tid, void *nhead)
+{
+	return fl_commit(s, FL_TID, c, head, tid, nhead);
+}
+
+static bool local_commit(struct ak_kmem_cache *s, struct fl_cpu *c,
+			 void *head, unsigned long tid, void *nhead)
+{
+	return fl_commit(s, FL_LOCAL, c, head, tid, nhead);
+}
+
+static bool list_commit(struct ak_kmem_cache *s, struct fl_cpu *c,
+			void *head, unsigned long tid, void *nhead)
+{
+	return fl_commit(s, FL_LIST, c, head, tid, nhead);
+}
+
+/* ---- the slow path ---- */
 
 struct snap {
 	struct fl_cpu *c;
@@ -29,41 +109,11 @@ static void snap(struct ak_kmem_cache *s, struct snap *sn)
 	sn->head = READ_ONCE(sn->c->freelist);
 }
 
-/*
- * Replace the head seen in sn by nhead, as one per-CPU op:
- *   slub-tid    this_cpu_cmpxchg128 {head, tid} -> {nhead, tid + step}
- *   slub-local  the same on the pinned slot: cmpxchg128_local (thread),
- *               cmpxchg128 (atomic), this_cpu_cmpxchg128 (rseq)
- *   rseq-list   rseq modes: this_cpu_cmpxchg of the head word (only push
- *               and take-all use it; a head that went and came back is
- *               still the head, so no seq is needed); fallback modes:
- *               {head, seq} -> {nhead, seq + 1} as the list ops do
- */
+/* Replace the head seen in sn by nhead: the design's fl_commit(). */
 static bool commit(struct ak_kmem_cache *s, const struct snap *sn,
 		   void *nhead)
 {
-	ak_u128 o, n;
-
-	SLAB_WINDOW();
-	if (s->fastpath == AK_SLAB_RSEQ_LIST) {
-		if (rseq_mode(s))
-			return ak_this_cpu_cmpxchg((void **)s->cpu, sn->head,
-						   nhead) == sn->head;
-		o = ak_u128_from_words((uintptr_t)sn->head, sn->tid);
-		n = ak_u128_from_words((uintptr_t)nhead, sn->tid + 1);
-		/* sn->c is the slot we are on in these modes, or SMP-safe */
-		if (s->mode == AK_PERCPU_ATOMIC)
-			return ak_try_cmpxchg128(&sn->c->pair, &o, n);
-		return ak_try_cmpxchg128_local(&sn->c->pair, &o, n);
-	}
-	o = ak_u128_from_words((uintptr_t)sn->head, sn->tid);
-	n = ak_u128_from_words((uintptr_t)nhead, sn->tid + s->tid_step);
-	if (s->fastpath == AK_SLAB_SLUB_LOCAL && !rseq_mode(s)) {
-		if (s->mode == AK_PERCPU_THREAD)
-			return ak_try_cmpxchg128_local(&sn->c->pair, &o, n);
-		return ak_try_cmpxchg128(&sn->c->pair, &o, n);
-	}
-	return ak_this_cpu_try_cmpxchg128((ak_u128 *)s->cpu, &o, n);
+	return s->slub.commit(s, sn->c, sn->head, sn->tid, nhead);
 }
 
 static void *chain_tail(void *head)
@@ -93,22 +143,6 @@ static void install(struct ak_kmem_cache *s, void *head, void *tail)
 		if (commit(s, &sn, head))
 			return;
 		slab_stat(s, AK_SLAB_FAST_RETRY, 1);
-	}
-}
-
-void fl_init(struct ak_kmem_cache *s)
-{
-	unsigned int cpu, n = ak_nr_cpus();
-
-	s->tid_step = 1;
-	while (s->tid_step < n)
-		s->tid_step <<= 1;
-	ak_for_each_cpu(cpu) {
-		struct fl_cpu *c = ak_per_cpu_ptr((struct fl_cpu *)s->cpu, cpu);
-
-		c->id = cpu;
-		/* tid = slot (mod step): a pair seen on one slot never matches another */
-		c->tid = s->fastpath == AK_SLAB_RSEQ_LIST ? 0 : cpu;
 	}
 }
 
@@ -144,7 +178,7 @@ static bool refill_chain(struct ak_kmem_cache *s, struct chain *ch, int *from)
 }
 
 /* The list is empty: refill it, and hand out the chain's first object. */
-void *fl_alloc_slow(struct ak_kmem_cache *s)
+static __attribute__((noinline)) void *fl_alloc_slow(struct ak_kmem_cache *s)
 {
 	struct chain ch;
 	void *fp, *rest;
@@ -165,8 +199,8 @@ void *fl_alloc_slow(struct ak_kmem_cache *s)
  * going onto the list, so that the objects freed later find their slab
  * owned here, as in SLUB's bulk path through ___slab_alloc.
  */
-size_t fl_bulk_refill(struct ak_kmem_cache *s, size_t n, void **fps,
-		      size_t *own, size_t *partial, size_t *fresh)
+static size_t fl_bulk_refill(struct ak_kmem_cache *s, size_t n, void **fps,
+			     size_t *own, size_t *partial, size_t *fresh)
 {
 	size_t got = 0, k;
 	struct chain ch;
@@ -183,14 +217,15 @@ size_t fl_bulk_refill(struct ak_kmem_cache *s, size_t n, void **fps,
 	return got;
 }
 
-void fl_free_remote(struct ak_kmem_cache *s, struct ak_slab *sl, void *fp)
+static __attribute__((noinline)) void
+fl_free_remote(struct ak_kmem_cache *s, struct ak_slab *sl, void *fp)
 {
 	slab_stat(s, AK_SLAB_FREE_SLOW, 1);
 	slab_free_chain(s, sl, fp, fp, 1);
 }
 
 /* Take the whole list in one op, keep n, put the rest back in one op. */
-size_t fl_bulk_alloc_cpu(struct ak_kmem_cache *s, size_t n, void **fps)
+static size_t fl_bulk_alloc_cpu(struct ak_kmem_cache *s, size_t n, void **fps)
 {
 	struct snap sn;
 	size_t k;
@@ -215,7 +250,6 @@ size_t fl_bulk_alloc_cpu(struct ak_kmem_cache *s, size_t n, void **fps)
  * Objects grouped by slab: a group of the slab this slot owns goes onto
  * the list in one op, any other group onto its slab in one cmpxchg128.
  */
-/* A chain of the slot's own slab goes onto its list, others to their slab. */
 static void bulk_free_chain(struct ak_kmem_cache *s, struct ak_slab *sl,
 			    struct chain *c, void *own)
 {
@@ -228,7 +262,7 @@ static void bulk_free_chain(struct ak_kmem_cache *s, struct ak_slab *sl,
 	}
 }
 
-void fl_bulk_free(struct ak_kmem_cache *s, size_t n, void **fps)
+static void fl_bulk_free(struct ak_kmem_cache *s, size_t n, void **fps)
 {
 	struct fl_cpu *c = ak_this_cpu_ptr((struct fl_cpu *)s->cpu);
 
@@ -237,7 +271,7 @@ void fl_bulk_free(struct ak_kmem_cache *s, size_t n, void **fps)
 }
 
 /* With the cache quiet: every list back to the slabs, every slab thawed. */
-void fl_drain(struct ak_kmem_cache *s)
+static void fl_drain(struct ak_kmem_cache *s)
 {
 	unsigned int cpu;
 
@@ -256,3 +290,275 @@ void fl_drain(struct ak_kmem_cache *s)
 			slab_unfreeze(s, x, c->id + 1);
 	}
 }
+
+static void fl_visit(struct ak_kmem_cache *s, slab_visit_fn fn, void *arg)
+{
+	unsigned int cpu, i;
+	void *fp;
+
+	ak_for_each_cpu(cpu) {
+		struct fl_cpu *c = ak_per_cpu_ptr((struct fl_cpu *)s->cpu, cpu);
+
+		for (fp = c->freelist, i = 0; fp; fp = fp_next(fp)) {
+			fn(s, fp, arg);
+			/* a cycle would loop: the audit caught it */
+			if (++i > s->objects * s->nr_slabs + 1)
+				break;
+		}
+	}
+}
+
+/*
+ * tid_per_slot: tid = slot (mod step), so that a pair seen on one slot
+ * never matches another (slub-*); rseq-list's seq needs no such thing.
+ */
+static int fl_init(struct ak_kmem_cache *s,
+		   bool (*commit)(struct ak_kmem_cache *, struct fl_cpu *,
+				  void *, unsigned long, void *),
+		   bool tid_per_slot)
+{
+	unsigned int cpu, n = ak_nr_cpus();
+
+	s->cpu = ak_percpu_alloc(sizeof(struct fl_cpu), CACHELINE);
+	if (!s->cpu)
+		return -1;
+	s->slub.commit = commit;
+	s->slub.tid_step = 1;
+	while (s->slub.tid_step < n)
+		s->slub.tid_step <<= 1;
+	ak_for_each_cpu(cpu) {
+		struct fl_cpu *c = ak_per_cpu_ptr((struct fl_cpu *)s->cpu, cpu);
+
+		c->id = cpu;
+		c->tid = tid_per_slot ? cpu : 0;
+	}
+	return 0;
+}
+
+static void fl_fini(struct ak_kmem_cache *s)
+{
+	ak_percpu_free(s->cpu);
+	s->cpu = NULL;
+}
+
+/* ---- slub-tid, slub-local: {freelist, tid} ---- */
+
+__ak_inline void *tid_alloc(struct ak_kmem_cache *s, enum fl_kind kind)
+{
+	struct fl_cpu *c;
+	unsigned long tid;
+	void *fp, *next;
+
+	for (;;) {
+		c = ak_this_cpu_ptr((struct fl_cpu *)s->cpu);
+		tid = READ_ONCE(c->tid);
+		ak_barrier();
+		fp = READ_ONCE(c->freelist);
+		if (ak_unlikely(!fp))
+			return fl_alloc_slow(s);
+		/* may be stale: slabs stay mapped, the commit then fails */
+		next = fp_next(fp);
+		if (ak_likely(fl_commit(s, kind, c, fp, tid, next)))
+			return fp;
+		slab_stat(s, AK_SLAB_FAST_RETRY, 1);
+	}
+}
+
+__ak_inline void tid_free(struct ak_kmem_cache *s, enum fl_kind kind,
+			  void *fp)
+{
+	struct ak_slab *sl = fp_slab(s, fp);
+	struct fl_cpu *c;
+	unsigned long tid;
+	void *head;
+
+	for (;;) {
+		c = ak_this_cpu_ptr((struct fl_cpu *)s->cpu);
+		tid = READ_ONCE(c->tid);
+		ak_barrier();
+		if (ak_unlikely(__atomic_load_n(&c->slab, __ATOMIC_RELAXED) != sl))
+			return fl_free_remote(s, sl, fp);
+		head = READ_ONCE(c->freelist);
+		fp_set(fp, head);
+		if (ak_likely(fl_commit(s, kind, c, head, tid, fp)))
+			return;
+		slab_stat(s, AK_SLAB_FAST_RETRY, 1);
+	}
+}
+
+static void *slub_tid_alloc(struct ak_kmem_cache *s)
+{
+	return tid_alloc(s, FL_TID);
+}
+
+static void slub_tid_free(struct ak_kmem_cache *s, void *fp)
+{
+	tid_free(s, FL_TID, fp);
+}
+
+SLAB_ENTRY_POINTS(slub_tid)
+
+static int slub_tid_init(struct ak_kmem_cache *s,
+			 const struct ak_kmem_cache_args *args)
+{
+	(void)args;
+	return fl_init(s, tid_commit, true);
+}
+
+static const char *slub_tid_how(struct ak_kmem_cache *s, bool leaf)
+{
+	(void)leaf;
+	return ak_percpu_mode_is_rseq(s->mode) ?
+	       "this_cpu_cmpxchg128 of {freelist, tid}: rseq section, 16-byte commit" :
+	       s->mode == AK_PERCPU_ATOMIC ?
+	       "this_cpu_cmpxchg128 of {freelist, tid}: SMP-safe cmpxchg128 on sched_getcpu()'s slot" :
+	       "this_cpu_cmpxchg128 of {freelist, tid}: cmpxchg128_local on the thread's slot";
+}
+
+const struct slab_design slab_slub_tid = {
+	.name = "slub-tid",
+	.entry = { slub_tid_entry_alloc, slub_tid_entry_free },
+	.alloc = slub_tid_alloc,
+	.free = slub_tid_free,
+	.bulk_alloc_cpu = fl_bulk_alloc_cpu,
+	.bulk_refill = fl_bulk_refill,
+	.bulk_free = fl_bulk_free,
+	.drain = fl_drain,
+	.visit = fl_visit,
+	.init = slub_tid_init,
+	.fini = fl_fini,
+	.how = slub_tid_how,
+};
+
+static void *slub_local_alloc(struct ak_kmem_cache *s)
+{
+	return tid_alloc(s, FL_LOCAL);
+}
+
+static void slub_local_free(struct ak_kmem_cache *s, void *fp)
+{
+	tid_free(s, FL_LOCAL, fp);
+}
+
+SLAB_ENTRY_POINTS(slub_local)
+
+static int slub_local_init(struct ak_kmem_cache *s,
+			   const struct ak_kmem_cache_args *args)
+{
+	(void)args;
+	return fl_init(s, local_commit, true);
+}
+
+static const char *slub_local_how(struct ak_kmem_cache *s, bool leaf)
+{
+	(void)leaf;
+	return ak_percpu_mode_is_rseq(s->mode) ?
+	       "cmpxchg_double_local inside an rseq section (this_cpu_cmpxchg_double): a bare _local op would race other threads of the CPU" :
+	       s->mode == AK_PERCPU_ATOMIC ?
+	       "cmpxchg_double, the SMP-safe form, on the slot pinned once (cmpxchg_local is not safe across CPUs)" :
+	       "cmpxchg_double_local on the thread's pinned slot";
+}
+
+const struct slab_design slab_slub_local = {
+	.name = "slub-local",
+	.entry = { slub_local_entry_alloc, slub_local_entry_free },
+	.alloc = slub_local_alloc,
+	.free = slub_local_free,
+	.bulk_alloc_cpu = fl_bulk_alloc_cpu,
+	.bulk_refill = fl_bulk_refill,
+	.bulk_free = fl_bulk_free,
+	.drain = fl_drain,
+	.visit = fl_visit,
+	.init = slub_local_init,
+	.fini = fl_fini,
+	.how = slub_local_how,
+};
+
+/* ---- rseq-list: the list ops, no tid ---- */
+
+__ak_inline void *list_alloc(struct ak_kmem_cache *s)
+{
+	void *fp = ak_this_cpu_list_pop((struct ak_percpu_list *)s->cpu);
+
+	if (ak_unlikely(!fp))
+		return fl_alloc_slow(s);
+	return fp;
+}
+
+__ak_inline void list_free(struct ak_kmem_cache *s, void *fp)
+{
+	struct ak_slab *sl = fp_slab(s, fp);
+	struct fl_cpu *c = ak_this_cpu_ptr((struct fl_cpu *)s->cpu);
+
+	/* the owner check is a hint: any list may hold any slab's objects */
+	if (ak_unlikely(__atomic_load_n(&c->slab, __ATOMIC_RELAXED) != sl))
+		return fl_free_remote(s, sl, fp);
+	SLAB_WINDOW();
+	ak_this_cpu_list_push((struct ak_percpu_list *)s->cpu, fp);
+}
+
+SLAB_ENTRY_POINTS(list)
+
+#ifdef SLAB_RSEQ_ENTRIES_ON
+__ak_inline int list_pop_at(struct ak_kmem_cache *s, struct ak_rseq_abi *rs,
+			    const uint32_t *start, const uint32_t *field,
+			    void **fp)
+{
+	(void)start;
+	return ak_rseq_list_pop(rs, field, &s->cpu, &s->cpu_stride, fp);
+}
+
+__ak_inline int list_push_at(struct ak_kmem_cache *s, struct ak_rseq_abi *rs,
+			     const uint32_t *start, const uint32_t *field,
+			     void *fp)
+{
+	struct fl_cpu *c = (struct fl_cpu *)((char *)s->cpu + s->cpu_stride *
+				__atomic_load_n(start, __ATOMIC_RELAXED));
+
+	/* the owner check, as list_free: a hint, so read outside */
+	if (__atomic_load_n(&c->slab, __ATOMIC_RELAXED) != fp_slab(s, fp))
+		return 1;
+	return ak_rseq_list_push(rs, field, &s->cpu, &s->cpu_stride, fp);
+}
+
+SLAB_RSEQ_ABORTS(list)
+SLAB_RSEQ_ENTRIES(list_rseq, list, cpu_id_start, cpu_id)
+SLAB_RSEQ_ENTRIES(list_mm_cid, list, mm_cid, mm_cid)
+#endif
+
+static int list_init(struct ak_kmem_cache *s,
+		     const struct ak_kmem_cache_args *args)
+{
+	(void)args;
+	return fl_init(s, list_commit, false);
+}
+
+static const char *list_how(struct ak_kmem_cache *s, bool leaf)
+{
+	if (leaf)
+		return AK_HAVE_ARCH_RSEQ_AT ?
+		       "list pop/push: one rseq section each, no tid, from the cache's own entry points; the section reads the id itself" :
+		       "list pop/push: one rseq section each, no tid, from the cache's own entry points";
+	return ak_percpu_mode_is_rseq(s->mode) ?
+	       "this_cpu_list_pop/push: one rseq section each, no tid" :
+	       s->mode == AK_PERCPU_ATOMIC ?
+	       "this_cpu_list_pop/push fallback: SMP-safe cmpxchg128 of {head, seq}" :
+	       "this_cpu_list_pop/push fallback: cmpxchg128_local of {head, seq}";
+}
+
+const struct slab_design slab_rseq_list = {
+	.name = "rseq-list",
+	.entry = { list_entry_alloc, list_entry_free },
+	.rseq = SLAB_RSEQ_ENTRY(list_rseq),
+	.mm_cid = SLAB_RSEQ_ENTRY(list_mm_cid),
+	.alloc = list_alloc,
+	.free = list_free,
+	.bulk_alloc_cpu = fl_bulk_alloc_cpu,
+	.bulk_refill = fl_bulk_refill,
+	.bulk_free = fl_bulk_free,
+	.drain = fl_drain,
+	.visit = fl_visit,
+	.init = list_init,
+	.fini = fl_fini,
+	.how = list_how,
+};
