@@ -97,6 +97,7 @@ __ak_inline int ak_rseq_add##bits(struct ak_rseq_abi *rs,		\
 	*old = o;							\
 	return 0;							\
 abort:									\
+	__AK_RSEQ_EDGE();							\
 	return -1;							\
 }									\
 									\
@@ -138,6 +139,7 @@ __ak_inline int ak_rseq_cmpxchg##bits(struct ak_rseq_abi *rs,		\
 	*seen = s;							\
 	return s != expect;						\
 abort:									\
+	__AK_RSEQ_EDGE();							\
 	return -1;							\
 }
 
@@ -191,6 +193,7 @@ __ak_inline int ak_rseq_cmpxchg128(struct ak_rseq_abi *rs,
 	*seen = ak_u128_from_words(s0, s1);
 	return *seen != expect;
 abort:
+	__AK_RSEQ_EDGE();
 	return -1;
 }
 
@@ -231,8 +234,10 @@ __ak_inline int ak_rseq_list_pop(struct ak_rseq_abi *rs, const uint32_t *idp,
 	*node = n;
 	return 0;
 fail:
+	__AK_RSEQ_EDGE();
 	return 1;
 abort:
+	__AK_RSEQ_EDGE();
 	return -1;
 }
 
@@ -268,6 +273,7 @@ __ak_inline int ak_rseq_list_push(struct ak_rseq_abi *rs, const uint32_t *idp,
 		: abort);
 	return 0;
 abort:
+	__AK_RSEQ_EDGE();
 	return -1;
 }
 
@@ -311,8 +317,10 @@ __ak_inline int ak_rseq_array_pop(struct ak_rseq_abi *rs, const uint32_t *idp,
 	*obj = o;
 	return 0;
 fail:
+	__AK_RSEQ_EDGE();
 	return 1;
 abort:
+	__AK_RSEQ_EDGE();
 	return -1;
 }
 
@@ -355,8 +363,10 @@ __ak_inline int ak_rseq_array_push(struct ak_rseq_abi *rs,
 		: fail, abort);
 	return 0;
 fail:
+	__AK_RSEQ_EDGE();
 	return 1;
 abort:
+	__AK_RSEQ_EDGE();
 	return -1;
 }
 
@@ -403,8 +413,10 @@ __ak_inline int ak_rseq_array_ptr_pop(struct ak_rseq_abi *rs,
 	*obj = o;
 	return 0;
 fail:
+	__AK_RSEQ_EDGE();
 	return 1;
 abort:
+	__AK_RSEQ_EDGE();
 	return -1;
 }
 
@@ -448,8 +460,10 @@ __ak_inline int ak_rseq_array_ptr_push(struct ak_rseq_abi *rs,
 		: fail, abort);
 	return 0;
 fail:
+	__AK_RSEQ_EDGE();
 	return 1;
 abort:
+	__AK_RSEQ_EDGE();
 	return -1;
 }
 
@@ -507,8 +521,10 @@ __ak_inline int ak_rseq_array_ptr_pop_n(struct ak_rseq_abi *rs,
 	*n = k;
 	return 0;
 fail:
+	__AK_RSEQ_EDGE();
 	return 1;
 abort:
+	__AK_RSEQ_EDGE();
 	return -1;
 }
 
@@ -567,8 +583,10 @@ __ak_inline int ak_rseq_array_ptr_push_n(struct ak_rseq_abi *rs,
 	*n = k;
 	return 0;
 fail:
+	__AK_RSEQ_EDGE();
 	return 1;
 abort:
+	__AK_RSEQ_EDGE();
 	return -1;
 }
 

@@ -117,6 +117,7 @@ __ak_inline int ak_rseq_add##bits(struct ak_rseq_abi *rs,		\
 	*old = o;							\
 	return 0;							\
 abort:									\
+	__AK_RSEQ_EDGE();							\
 	return -1;							\
 }									\
 									\
@@ -163,6 +164,7 @@ __ak_inline int ak_rseq_cmpxchg##bits(struct ak_rseq_abi *rs,		\
 	*seen = s;							\
 	return s != expect;						\
 abort:									\
+	__AK_RSEQ_EDGE();							\
 	return -1;							\
 }
 
@@ -248,6 +250,7 @@ __ak_inline int ak_rseq_cmpxchg128(struct ak_rseq_abi *rs,
 	*seen = ak_u128_from_words(s0, s1);
 	return s0 != e0 || s1 != e1;
 abort:
+	__AK_RSEQ_EDGE();
 	return -1;
 }
 
@@ -293,8 +296,10 @@ __ak_inline int ak_rseq_list_pop(struct ak_rseq_abi *rs, const uint32_t *idp,
 	*node = n;
 	return 0;
 fail:
+	__AK_RSEQ_EDGE();
 	return 1;
 abort:
+	__AK_RSEQ_EDGE();
 	return -1;
 }
 
@@ -334,6 +339,7 @@ __ak_inline int ak_rseq_list_push(struct ak_rseq_abi *rs, const uint32_t *idp,
 		: abort);
 	return 0;
 abort:
+	__AK_RSEQ_EDGE();
 	return -1;
 }
 
@@ -382,8 +388,10 @@ __ak_inline int ak_rseq_array_pop(struct ak_rseq_abi *rs, const uint32_t *idp,
 	*obj = o;
 	return 0;
 fail:
+	__AK_RSEQ_EDGE();
 	return 1;
 abort:
+	__AK_RSEQ_EDGE();
 	return -1;
 }
 
@@ -432,8 +440,10 @@ __ak_inline int ak_rseq_array_push(struct ak_rseq_abi *rs,
 		: fail, abort);
 	return 0;
 fail:
+	__AK_RSEQ_EDGE();
 	return 1;
 abort:
+	__AK_RSEQ_EDGE();
 	return -1;
 }
 
@@ -487,8 +497,10 @@ __ak_inline int ak_rseq_array_ptr_pop(struct ak_rseq_abi *rs,
 	*obj = o;
 	return 0;
 fail:
+	__AK_RSEQ_EDGE();
 	return 1;
 abort:
+	__AK_RSEQ_EDGE();
 	return -1;
 }
 
@@ -540,8 +552,10 @@ __ak_inline int ak_rseq_array_ptr_push(struct ak_rseq_abi *rs,
 		: fail, abort);
 	return 0;
 fail:
+	__AK_RSEQ_EDGE();
 	return 1;
 abort:
+	__AK_RSEQ_EDGE();
 	return -1;
 }
 
@@ -610,8 +624,10 @@ __ak_inline int ak_rseq_array_ptr_pop_n(struct ak_rseq_abi *rs,
 	*n = k;
 	return 0;
 fail:
+	__AK_RSEQ_EDGE();
 	return 1;
 abort:
+	__AK_RSEQ_EDGE();
 	return -1;
 }
 
@@ -681,8 +697,10 @@ __ak_inline int ak_rseq_array_ptr_push_n(struct ak_rseq_abi *rs,
 	*n = k;
 	return 0;
 fail:
+	__AK_RSEQ_EDGE();
 	return 1;
 abort:
+	__AK_RSEQ_EDGE();
 	return -1;
 }
 

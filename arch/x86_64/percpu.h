@@ -92,6 +92,7 @@ __ak_inline int ak_rseq_add##bits(struct ak_rseq_abi *rs,		\
 	*old = o;							\
 	return 0;							\
 abort:									\
+	__AK_RSEQ_EDGE();							\
 	return -1;							\
 }									\
 									\
@@ -132,6 +133,7 @@ __ak_inline int ak_rseq_cmpxchg##bits(struct ak_rseq_abi *rs,		\
 	*seen = s;							\
 	return s != expect;						\
 abort:									\
+	__AK_RSEQ_EDGE();							\
 	return -1;							\
 }
 
@@ -179,6 +181,7 @@ __ak_inline int ak_rseq_cmpxchg128(struct ak_rseq_abi *rs,
 	*seen = ak_u128_make(hi, lo);
 	return *seen != expect;
 abort:
+	__AK_RSEQ_EDGE();
 	return -1;
 }
 
@@ -220,8 +223,10 @@ __ak_inline int ak_rseq_list_pop(struct ak_rseq_abi *rs, const uint32_t *idp,
 	*node = n;
 	return 0;
 fail:
+	__AK_RSEQ_EDGE();
 	return 1;
 abort:
+	__AK_RSEQ_EDGE();
 	return -1;
 }
 
@@ -257,6 +262,7 @@ __ak_inline int ak_rseq_list_push(struct ak_rseq_abi *rs, const uint32_t *idp,
 		: abort);
 	return 0;
 abort:
+	__AK_RSEQ_EDGE();
 	return -1;
 }
 
@@ -299,8 +305,10 @@ __ak_inline int ak_rseq_array_pop(struct ak_rseq_abi *rs, const uint32_t *idp,
 	*obj = o;
 	return 0;
 fail:
+	__AK_RSEQ_EDGE();
 	return 1;
 abort:
+	__AK_RSEQ_EDGE();
 	return -1;
 }
 
@@ -342,8 +350,10 @@ __ak_inline int ak_rseq_array_push(struct ak_rseq_abi *rs,
 		: fail, abort);
 	return 0;
 fail:
+	__AK_RSEQ_EDGE();
 	return 1;
 abort:
+	__AK_RSEQ_EDGE();
 	return -1;
 }
 
@@ -390,8 +400,10 @@ __ak_inline int ak_rseq_array_ptr_pop(struct ak_rseq_abi *rs,
 	*obj = o;
 	return 0;
 fail:
+	__AK_RSEQ_EDGE();
 	return 1;
 abort:
+	__AK_RSEQ_EDGE();
 	return -1;
 }
 
@@ -436,8 +448,10 @@ __ak_inline int ak_rseq_array_ptr_push(struct ak_rseq_abi *rs,
 		: fail, abort);
 	return 0;
 fail:
+	__AK_RSEQ_EDGE();
 	return 1;
 abort:
+	__AK_RSEQ_EDGE();
 	return -1;
 }
 
@@ -508,8 +522,10 @@ __ak_inline int ak_rseq_array_ptr_pop_n(struct ak_rseq_abi *rs,
 	*n = k;
 	return 0;
 fail:
+	__AK_RSEQ_EDGE();
 	return 1;
 abort:
+	__AK_RSEQ_EDGE();
 	return -1;
 }
 
@@ -581,8 +597,10 @@ __ak_inline int ak_rseq_array_ptr_push_n(struct ak_rseq_abi *rs,
 	*n = k;
 	return 0;
 fail:
+	__AK_RSEQ_EDGE();
 	return 1;
 abort:
+	__AK_RSEQ_EDGE();
 	return -1;
 }
 

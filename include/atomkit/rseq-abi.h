@@ -40,6 +40,16 @@ struct ak_rseq_abi {
  * are unavailable.  Clang before 16 keeps outputs valid only on the
  * fallthrough path, so no section reads an output after a jump to a label.
  */
+/*
+ * The first statement at each C label a section jumps to.  GCC 12 was
+ * seen (x86-64, sanitizer build) to merge a section's fail path with
+ * another "return NULL" of its caller and aim the asm goto past the
+ * instruction that set the return value there, returning a stale
+ * register; the kernel works around the same family of asm goto bugs
+ * (GCC PR 113921) with an empty asm.  It emits nothing.
+ */
+#define __AK_RSEQ_EDGE()	__asm__ ("")
+
 #if (defined(__clang__) && __clang_major__ >= 11) || \
 	(!defined(__clang__) && defined(__GNUC__) && __GNUC__ >= 11)
 # define AK_HAVE_ASM_GOTO_OUTPUT	1
