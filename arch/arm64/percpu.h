@@ -94,10 +94,11 @@ __ak_inline int ak_rseq_add##bits(struct ak_rseq_abi *rs,		\
 		  [st] "r"(*stride), [v] "r"(v)				\
 		: "memory", "cc"					\
 		: abort);						\
+	__AK_RSEQ_EDGE();						\
 	*old = o;							\
 	return 0;							\
 abort:									\
-	__AK_RSEQ_EDGE();							\
+	__AK_RSEQ_EDGE();						\
 	return -1;							\
 }									\
 									\
@@ -136,10 +137,11 @@ __ak_inline int ak_rseq_cmpxchg##bits(struct ak_rseq_abi *rs,		\
 		  [st] "r"(*stride), [e] "r"(expect), [n] "r"(new_)	\
 		: "memory", "cc"					\
 		: abort);						\
+	__AK_RSEQ_EDGE();						\
 	*seen = s;							\
 	return s != expect;						\
 abort:									\
-	__AK_RSEQ_EDGE();							\
+	__AK_RSEQ_EDGE();						\
 	return -1;							\
 }
 
@@ -190,6 +192,7 @@ __ak_inline int ak_rseq_cmpxchg128(struct ak_rseq_abi *rs,
 		  [n0] "r"(ak_u128_word0(new_)), [n1] "r"(ak_u128_word1(new_))
 		: "memory", "cc"
 		: abort);
+	__AK_RSEQ_EDGE();
 	*seen = ak_u128_from_words(s0, s1);
 	return *seen != expect;
 abort:
@@ -231,6 +234,7 @@ __ak_inline int ak_rseq_list_pop(struct ak_rseq_abi *rs, const uint32_t *idp,
 		  [st] "r"(*stride)
 		: "memory", "cc"
 		: fail, abort);
+	__AK_RSEQ_EDGE();
 	*node = n;
 	return 0;
 fail:
@@ -271,6 +275,7 @@ __ak_inline int ak_rseq_list_push(struct ak_rseq_abi *rs, const uint32_t *idp,
 		  [st] "r"(*stride), [n] "r"(node)
 		: "memory", "cc"
 		: abort);
+	__AK_RSEQ_EDGE();
 	return 0;
 abort:
 	__AK_RSEQ_EDGE();
@@ -314,6 +319,7 @@ __ak_inline int ak_rseq_array_pop(struct ak_rseq_abi *rs, const uint32_t *idp,
 		  [st] "r"(*stride)
 		: "memory", "cc"
 		: fail, abort);
+	__AK_RSEQ_EDGE();
 	*obj = o;
 	return 0;
 fail:
@@ -361,6 +367,7 @@ __ak_inline int ak_rseq_array_push(struct ak_rseq_abi *rs,
 		  [st] "r"(*stride), [l] "r"(limit), [o] "r"(obj)
 		: "memory", "cc"
 		: fail, abort);
+	__AK_RSEQ_EDGE();
 	return 0;
 fail:
 	__AK_RSEQ_EDGE();
@@ -410,6 +417,7 @@ __ak_inline int ak_rseq_array_ptr_pop(struct ak_rseq_abi *rs,
 		  [st] "r"(*stride)
 		: "memory", "cc"
 		: fail, abort);
+	__AK_RSEQ_EDGE();
 	*obj = o;
 	return 0;
 fail:
@@ -458,6 +466,7 @@ __ak_inline int ak_rseq_array_ptr_push(struct ak_rseq_abi *rs,
 		  [st] "r"(*stride), [l] "r"(limit), [o] "r"(obj)
 		: "memory", "cc"
 		: fail, abort);
+	__AK_RSEQ_EDGE();
 	return 0;
 fail:
 	__AK_RSEQ_EDGE();
@@ -518,6 +527,7 @@ __ak_inline int ak_rseq_array_ptr_pop_n(struct ak_rseq_abi *rs,
 		  [st] "r"(*stride), [d] "r"(dst)
 		: "memory", "cc"
 		: fail, abort);
+	__AK_RSEQ_EDGE();
 	*n = k;
 	return 0;
 fail:
@@ -580,6 +590,7 @@ __ak_inline int ak_rseq_array_ptr_push_n(struct ak_rseq_abi *rs,
 		  [st] "r"(*stride), [l] "r"(limit), [s] "r"(src)
 		: "memory", "cc"
 		: fail, abort);
+	__AK_RSEQ_EDGE();
 	*n = k;
 	return 0;
 fail:

@@ -114,10 +114,11 @@ __ak_inline int ak_rseq_add##bits(struct ak_rseq_abi *rs,		\
 		  [st] "r"(*stride), [v] "r"(v)				\
 		: "memory", "cr0", "lr"					\
 		: abort);						\
+	__AK_RSEQ_EDGE();						\
 	*old = o;							\
 	return 0;							\
 abort:									\
-	__AK_RSEQ_EDGE();							\
+	__AK_RSEQ_EDGE();						\
 	return -1;							\
 }									\
 									\
@@ -161,10 +162,11 @@ __ak_inline int ak_rseq_cmpxchg##bits(struct ak_rseq_abi *rs,		\
 		  [n] "r"(new_)						\
 		: "memory", "cr0", "lr"					\
 		: abort);						\
+	__AK_RSEQ_EDGE();						\
 	*seen = s;							\
 	return s != expect;						\
 abort:									\
-	__AK_RSEQ_EDGE();							\
+	__AK_RSEQ_EDGE();						\
 	return -1;							\
 }
 
@@ -246,6 +248,7 @@ __ak_inline int ak_rseq_cmpxchg128(struct ak_rseq_abi *rs,
 			  [e1] "r"(e1), [nh] "r"(nh), [nl] "r"(nl)
 			: "memory", "cr0", "lr"
 			: abort);
+		__AK_RSEQ_EDGE();
 	}
 	*seen = ak_u128_from_words(s0, s1);
 	return s0 != e0 || s1 != e1;
@@ -293,6 +296,7 @@ __ak_inline int ak_rseq_list_pop(struct ak_rseq_abi *rs, const uint32_t *idp,
 		  [st] "r"(*stride)
 		: "memory", "cr0", "lr"
 		: fail, abort);
+	__AK_RSEQ_EDGE();
 	*node = n;
 	return 0;
 fail:
@@ -337,6 +341,7 @@ __ak_inline int ak_rseq_list_push(struct ak_rseq_abi *rs, const uint32_t *idp,
 		  [st] "r"(*stride), [n] "b"(node)
 		: "memory", "cr0", "lr"
 		: abort);
+	__AK_RSEQ_EDGE();
 	return 0;
 abort:
 	__AK_RSEQ_EDGE();
@@ -385,6 +390,7 @@ __ak_inline int ak_rseq_array_pop(struct ak_rseq_abi *rs, const uint32_t *idp,
 		  [st] "r"(*stride)
 		: "memory", "cr0", "lr"
 		: fail, abort);
+	__AK_RSEQ_EDGE();
 	*obj = o;
 	return 0;
 fail:
@@ -438,6 +444,7 @@ __ak_inline int ak_rseq_array_push(struct ak_rseq_abi *rs,
 		  [o] "r"(obj)
 		: "memory", "cr0", "lr"
 		: fail, abort);
+	__AK_RSEQ_EDGE();
 	return 0;
 fail:
 	__AK_RSEQ_EDGE();
@@ -494,6 +501,7 @@ __ak_inline int ak_rseq_array_ptr_pop(struct ak_rseq_abi *rs,
 		  [st] "r"(*stride)
 		: "memory", "cr0", "lr"
 		: fail, abort);
+	__AK_RSEQ_EDGE();
 	*obj = o;
 	return 0;
 fail:
@@ -550,6 +558,7 @@ __ak_inline int ak_rseq_array_ptr_push(struct ak_rseq_abi *rs,
 		  [o] "r"(obj)
 		: "memory", "cr0", "lr"
 		: fail, abort);
+	__AK_RSEQ_EDGE();
 	return 0;
 fail:
 	__AK_RSEQ_EDGE();
@@ -621,6 +630,7 @@ __ak_inline int ak_rseq_array_ptr_pop_n(struct ak_rseq_abi *rs,
 		  [st] "r"(*stride), [d] "b"(dst)
 		: "memory", "cr0", "lr"
 		: fail, abort);
+	__AK_RSEQ_EDGE();
 	*n = k;
 	return 0;
 fail:
@@ -694,6 +704,7 @@ __ak_inline int ak_rseq_array_ptr_push_n(struct ak_rseq_abi *rs,
 		  [s] "b"(src)
 		: "memory", "cr0", "lr"
 		: fail, abort);
+	__AK_RSEQ_EDGE();
 	*n = k;
 	return 0;
 fail:

@@ -89,10 +89,11 @@ __ak_inline int ak_rseq_add##bits(struct ak_rseq_abi *rs,		\
 		  [st] "m"(*stride), [v] "er"(v)			\
 		: "memory", "cc"					\
 		: abort);						\
+	__AK_RSEQ_EDGE();						\
 	*old = o;							\
 	return 0;							\
 abort:									\
-	__AK_RSEQ_EDGE();							\
+	__AK_RSEQ_EDGE();						\
 	return -1;							\
 }									\
 									\
@@ -130,10 +131,11 @@ __ak_inline int ak_rseq_cmpxchg##bits(struct ak_rseq_abi *rs,		\
 		  [st] "m"(*stride), [e] "er"(expect), [n] "r"(new_)	\
 		: "memory", "cc"					\
 		: abort);						\
+	__AK_RSEQ_EDGE();						\
 	*seen = s;							\
 	return s != expect;						\
 abort:									\
-	__AK_RSEQ_EDGE();							\
+	__AK_RSEQ_EDGE();						\
 	return -1;							\
 }
 
@@ -178,6 +180,7 @@ __ak_inline int ak_rseq_cmpxchg128(struct ak_rseq_abi *rs,
 		  "c"(ak_u128_hi(new_))
 		: "memory", "cc"
 		: abort);
+	__AK_RSEQ_EDGE();
 	*seen = ak_u128_make(hi, lo);
 	return *seen != expect;
 abort:
@@ -220,6 +223,7 @@ __ak_inline int ak_rseq_list_pop(struct ak_rseq_abi *rs, const uint32_t *idp,
 		  [st] "m"(*stride)
 		: "memory", "cc"
 		: fail, abort);
+	__AK_RSEQ_EDGE();
 	*node = n;
 	return 0;
 fail:
@@ -260,6 +264,7 @@ __ak_inline int ak_rseq_list_push(struct ak_rseq_abi *rs, const uint32_t *idp,
 		  [st] "m"(*stride), [n] "r"(node)
 		: "memory", "cc"
 		: abort);
+	__AK_RSEQ_EDGE();
 	return 0;
 abort:
 	__AK_RSEQ_EDGE();
@@ -302,6 +307,7 @@ __ak_inline int ak_rseq_array_pop(struct ak_rseq_abi *rs, const uint32_t *idp,
 		  [st] "m"(*stride)
 		: "memory", "cc"
 		: fail, abort);
+	__AK_RSEQ_EDGE();
 	*obj = o;
 	return 0;
 fail:
@@ -348,6 +354,7 @@ __ak_inline int ak_rseq_array_push(struct ak_rseq_abi *rs,
 		  [st] "m"(*stride), [l] "r"(limit), [o] "r"(obj)
 		: "memory", "cc"
 		: fail, abort);
+	__AK_RSEQ_EDGE();
 	return 0;
 fail:
 	__AK_RSEQ_EDGE();
@@ -397,6 +404,7 @@ __ak_inline int ak_rseq_array_ptr_pop(struct ak_rseq_abi *rs,
 		  [st] "m"(*stride)
 		: "memory", "cc"
 		: fail, abort);
+	__AK_RSEQ_EDGE();
 	*obj = o;
 	return 0;
 fail:
@@ -446,6 +454,7 @@ __ak_inline int ak_rseq_array_ptr_push(struct ak_rseq_abi *rs,
 		  [st] "m"(*stride), [l] "r"(limit), [o] "r"(obj)
 		: "memory", "cc"
 		: fail, abort);
+	__AK_RSEQ_EDGE();
 	return 0;
 fail:
 	__AK_RSEQ_EDGE();
@@ -519,6 +528,7 @@ __ak_inline int ak_rseq_array_ptr_pop_n(struct ak_rseq_abi *rs,
 		  [st] "m"(*stride), [d] "r"(dst)
 		: "memory", "cc"
 		: fail, abort);
+	__AK_RSEQ_EDGE();
 	*n = k;
 	return 0;
 fail:
@@ -594,6 +604,7 @@ __ak_inline int ak_rseq_array_ptr_push_n(struct ak_rseq_abi *rs,
 		  [st] "m"(*stride), [l] "r"(limit), [s] "r"(src)
 		: "memory", "cc"
 		: fail, abort);
+	__AK_RSEQ_EDGE();
 	*n = k;
 	return 0;
 fail:

@@ -41,12 +41,14 @@ struct ak_rseq_abi {
  * fallthrough path, so no section reads an output after a jump to a label.
  */
 /*
- * The first statement at each C label a section jumps to.  GCC 12 was
- * seen (x86-64, sanitizer build) to merge a section's fail path with
- * another "return NULL" of its caller and aim the asm goto past the
- * instruction that set the return value there, returning a stale
- * register; the kernel works around the same family of asm goto bugs
- * (GCC PR 113921) with an empty asm.  It emits nothing.
+ * An empty asm right after every section's asm goto and as the first
+ * statement at each C label it jumps to.  GCC 12 was seen to drop the
+ * copy of a cmpxchg section's output on the fallthrough (arm64: seen
+ * read from a register nothing had set, found by the system rig), and,
+ * in a sanitizer build, to aim a section's fail exit past the
+ * instruction that set its caller's return value in a block it merged
+ * with.  The kernel works around the same asm goto bugs (GCC PR 113921)
+ * with an empty asm after the asm goto.  It emits nothing.
  */
 #define __AK_RSEQ_EDGE()	__asm__ ("")
 
