@@ -164,7 +164,7 @@ static inline unsigned int __ak_this_slot(enum ak_percpu_mode m)
 #if AK_HAVE_ARCH_RSEQ
 # define __AK_RSEQ_MODE(m)	((m) <= AK_PERCPU_RSEQ_MM_CID)
 #else
-# define __AK_RSEQ_MODE(m)	0
+# define __AK_RSEQ_MODE(m)	((void)(m), 0)	/* m used, never rseq */
 #endif
 
 /* ---- the rseq critical sections, for callers with their own loop ---- */
