@@ -136,33 +136,19 @@ int __ak_thread_slot_init(void);
 }
 #endif
 
-/*
- * The id a section is computed for before it (start) and the one it
- * checks inside (field): cpu_id_start and cpu_id in the rseq mode, mm_cid
- * for both in rseq-mm_cid.
- */
-static inline const uint32_t *__ak_rseq_start(struct ak_rseq_abi *rs,
-					      enum ak_percpu_mode m)
-{
-	return m == AK_PERCPU_RSEQ ? &rs->cpu_id_start : &rs->mm_cid;
-}
-
-static inline const uint32_t *__ak_rseq_field(struct ak_rseq_abi *rs,
-					      enum ak_percpu_mode m)
-{
-	return m == AK_PERCPU_RSEQ ? &rs->cpu_id : &rs->mm_cid;
-}
-
 /* The slot the calling thread would use now (a hint under migration). */
 static inline unsigned int __ak_this_slot(enum ak_percpu_mode m)
 {
+	struct ak_rseq_abi *rs;
 	int s;
 
 	switch (m) {
 	case AK_PERCPU_RSEQ:
+		rs = ak_rseq_thread();
+		return __atomic_load_n(&rs->cpu_id_start, __ATOMIC_RELAXED);
 	case AK_PERCPU_RSEQ_MM_CID:
-		return __atomic_load_n(__ak_rseq_start(ak_rseq_thread(), m),
-				       __ATOMIC_RELAXED);
+		rs = ak_rseq_thread();
+		return __atomic_load_n(&rs->mm_cid, __ATOMIC_RELAXED);
 	case AK_PERCPU_ATOMIC:
 		s = sched_getcpu();
 		return s < 0 ? 0 : (unsigned int)s;
@@ -175,60 +161,86 @@ static inline unsigned int __ak_this_slot(enum ak_percpu_mode m)
 
 #define ak_this_cpu_ptr(pcp)						\
 	ak_per_cpu_ptr(pcp, __ak_this_slot(ak_percpu_mode()))
-
-/*
- * Run an rseq op until it commits or fails a compare: each try reads the
- * id, computes the slot for it, and lets the section check that the
- * thread is still there.  Evaluates to the op's 0 or 1.
- */
-#define __ak_rseq_run(m, slotp, pcp, call)				\
-({									\
-	struct ak_rseq_abi *rs = ak_rseq_thread();			\
-	const uint32_t *start = __ak_rseq_start(rs, m);			\
-	const uint32_t *field = __ak_rseq_field(rs, m);			\
-	int __rc;							\
-									\
-	(void)field;	/* unused where the arch has no rseq */		\
-	for (;;) {							\
-		uint32_t cpu = __atomic_load_n(start, __ATOMIC_RELAXED); \
-		slotp = ak_per_cpu_ptr(pcp, cpu);			\
-		__rc = (call);						\
-		if (ak_likely(__rc >= 0))				\
-			break;						\
-		__ak_rseq_count_abort();				\
-	}								\
-	__rc;								\
-})
-
-/*
- * The same for the list and array ops, through their _at forms: the
- * section finds the copy from pcp and its stride, so that an arch whose
- * section reads the id itself (AK_HAVE_ARCH_RSEQ_AT) reads nothing
- * before it.  Unused names: where the arch has no rseq.
- */
-#define __ak_rseq_run_at(m, pcp, call)					\
-({									\
-	struct ak_rseq_abi *rs = ak_rseq_thread();			\
-	const uint32_t *start = __ak_rseq_start(rs, m);			\
-	const uint32_t *field = __ak_rseq_field(rs, m);			\
-	void *const base = (pcp);					\
-	const size_t stride = __ak_percpu_stride(pcp);			\
-	int __rc;							\
-									\
-	(void)start;							\
-	(void)field;							\
-	(void)base;							\
-	(void)stride;							\
-	while (ak_unlikely((__rc = (call)) < 0))			\
-		__ak_rseq_count_abort();				\
-	__rc;								\
-})
-
 #if AK_HAVE_ARCH_RSEQ
 # define __AK_RSEQ_MODE(m)	((m) <= AK_PERCPU_RSEQ_MM_CID)
 #else
-# define __AK_RSEQ_MODE(m)	0
+# define __AK_RSEQ_MODE(m)	((void)(m), 0)	/* m used, never rseq */
 #endif
+
+/* ---- the rseq critical sections, for callers with their own loop ---- */
+
+/*
+ * What the slab cache's fastpaths need below the this_cpu ops: the mode
+ * test, the calling thread's rseq area without registering it, the
+ * stride of a per-CPU allocation, the slot a thread would use now, and
+ * each rseq critical section run once, on the copy
+ *
+ *	c = *base + id * *stride,  id = *idp read inside the section
+ *
+ * (idp = ak_rseq_id_field(): &rs->cpu_id in the rseq mode, &rs->mm_cid in
+ * rseq-mm_cid).  The sections are defined by arch/<arch>/percpu.h:
+ *
+ *	ak_rseq_add32/64(rs, idp, base, stride, v, &old)
+ *	ak_rseq_cmpxchg32/64/128(rs, idp, base, stride, expect, new, &seen)
+ *	ak_rseq_list_pop(rs, idp, base, stride, &node)
+ *	ak_rseq_list_push(rs, idp, base, stride, node)
+ *	ak_rseq_array_pop(rs, idp, base, stride, &obj)
+ *	ak_rseq_array_push(rs, idp, base, stride, limit, obj)
+ *	ak_rseq_array_ptr_pop(rs, idp, base, stride, &obj)
+ *	ak_rseq_array_ptr_push(rs, idp, base, stride, limit, obj)
+ *	ak_rseq_array_ptr_pop_n(rs, idp, base, stride, dst, &n)
+ *	ak_rseq_array_ptr_push_n(rs, idp, base, stride, limit, src, &n)
+ *
+ * Each returns 0 when it committed, 1 when a compare failed (empty, full,
+ * absent, a cmpxchg that found another value; nothing stored), -1 when
+ * the kernel aborted it (nothing stored: count it with
+ * ak_rseq_count_abort() and run it again, or take a slow path).  Call
+ * them only in an rseq mode (ak_percpu_mode_is_rseq()).  The pseudo-code
+ * of every section is in doc/primitives.md, "rseq critical sections".
+ */
+static inline bool ak_percpu_mode_is_rseq(enum ak_percpu_mode m)
+{
+	return __AK_RSEQ_MODE(m);
+}
+
+/* This thread's rseq area, or NULL before its first per-CPU op. */
+static inline struct ak_rseq_abi *ak_rseq_area(void)
+{
+	return __ak_rseq_area;
+}
+
+static inline void ak_rseq_count_abort(void)
+{
+	__ak_rseq_count_abort();
+}
+
+/* The id field a section of mode m reads. */
+static inline const uint32_t *ak_rseq_id_field(struct ak_rseq_abi *rs,
+					       enum ak_percpu_mode m)
+{
+	return m == AK_PERCPU_RSEQ ? &rs->cpu_id : &rs->mm_cid;
+}
+
+/* Bytes between the copies of a per-CPU allocation. */
+static inline size_t ak_percpu_stride(const void *pcp)
+{
+	return __ak_percpu_stride(pcp);
+}
+
+/* The slot the calling thread would use now in mode m (a hint). */
+static inline unsigned int ak_percpu_this_slot(enum ak_percpu_mode m)
+{
+	return __ak_this_slot(m);
+}
+
+/*
+ * Where the stride of pcp is kept: the sections take it by address, and
+ * the header already holds it in memory.
+ */
+static inline const size_t *__ak_percpu_stridep(const void *pcp)
+{
+	return &((const struct __ak_percpu_hdr *)pcp - 1)->stride;
+}
 
 /* ---- word-size ops: add_return and cmpxchg; the rest derive ---- */
 
@@ -240,8 +252,13 @@ __ak_this_cpu_add_return##bits(uint##bits##_t *pcp, uint##bits##_t v)	\
 	uint##bits##_t *p, old;						\
 									\
 	if (__AK_RSEQ_MODE(m)) {					\
-		__ak_rseq_run(m, p, pcp,				\
-			ak_arch_rseq_add##bits(rs, field, cpu, p, v, &old)); \
+		struct ak_rseq_abi *rs = ak_rseq_thread();		\
+		const uint32_t *idp = ak_rseq_id_field(rs, m);		\
+		void *base = pcp;					\
+									\
+		while (ak_unlikely(ak_rseq_add##bits(rs, idp, &base,	\
+				__ak_percpu_stridep(pcp), v, &old) < 0))	\
+			ak_rseq_count_abort();				\
 		return old + v;						\
 	}								\
 	p = ak_per_cpu_ptr(pcp, __ak_this_slot(m));			\
@@ -260,9 +277,13 @@ __ak_this_cpu_cmpxchg##bits(uint##bits##_t *pcp, uint##bits##_t o,	\
 	uint##bits##_t *p, seen;					\
 									\
 	if (__AK_RSEQ_MODE(m)) {					\
-		__ak_rseq_run(m, p, pcp,				\
-			ak_arch_rseq_cmpxchg##bits(rs, field, cpu, p, o, n, \
-						   &seen));		\
+		struct ak_rseq_abi *rs = ak_rseq_thread();		\
+		const uint32_t *idp = ak_rseq_id_field(rs, m);		\
+		void *base = pcp;					\
+									\
+		while (ak_unlikely(ak_rseq_cmpxchg##bits(rs, idp, &base, \
+				__ak_percpu_stridep(pcp), o, n, &seen) < 0)) \
+			ak_rseq_count_abort();				\
 		return seen;						\
 	}								\
 	p = ak_per_cpu_ptr(pcp, __ak_this_slot(m));			\
@@ -317,8 +338,13 @@ static inline ak_u128 ak_this_cpu_cmpxchg128(ak_u128 *pcp, ak_u128 o,
 	ak_u128 *p, seen;
 
 	if (__AK_RSEQ_MODE(m)) {
-		__ak_rseq_run(m, p, pcp,
-			ak_arch_rseq_cmpxchg128(rs, field, cpu, p, o, n, &seen));
+		struct ak_rseq_abi *rs = ak_rseq_thread();
+		const uint32_t *idp = ak_rseq_id_field(rs, m);
+		void *base = pcp;
+
+		while (ak_unlikely(ak_rseq_cmpxchg128(rs, idp, &base,
+				__ak_percpu_stridep(pcp), o, n, &seen) < 0))
+			ak_rseq_count_abort();
 		return seen;
 	}
 	p = ak_per_cpu_ptr(pcp, __ak_this_slot(m));
@@ -376,11 +402,15 @@ static inline void *ak_this_cpu_list_pop(struct ak_percpu_list *pcp)
 	void *node;
 
 	if (__AK_RSEQ_MODE(m)) {
-		if (__ak_rseq_run_at(m, pcp,
-			ak_arch_rseq_list_pop_at(rs, start, field, &base,
-						 &stride, &node)))
-			return NULL;
-		return node;
+		struct ak_rseq_abi *rs = ak_rseq_thread();
+		const uint32_t *idp = ak_rseq_id_field(rs, m);
+		void *base = pcp;
+		int rc;
+
+		while (ak_unlikely((rc = ak_rseq_list_pop(rs, idp, &base,
+				__ak_percpu_stridep(pcp), &node)) < 0))
+			ak_rseq_count_abort();
+		return rc ? NULL : node;
 	}
 	l = ak_per_cpu_ptr(pcp, __ak_this_slot(m));
 	for (;;) {
@@ -404,9 +434,13 @@ static inline void ak_this_cpu_list_push(struct ak_percpu_list *pcp,
 	struct ak_percpu_list *l;
 
 	if (__AK_RSEQ_MODE(m)) {
-		__ak_rseq_run_at(m, pcp,
-			ak_arch_rseq_list_push_at(rs, start, field, &base,
-						  &stride, node));
+		struct ak_rseq_abi *rs = ak_rseq_thread();
+		const uint32_t *idp = ak_rseq_id_field(rs, m);
+		void *base = pcp;
+
+		while (ak_unlikely(ak_rseq_list_push(rs, idp, &base,
+				__ak_percpu_stridep(pcp), node) < 0))
+			ak_rseq_count_abort();
 		return;
 	}
 	l = ak_per_cpu_ptr(pcp, __ak_this_slot(m));
@@ -434,7 +468,7 @@ struct ak_percpu_array {
 	void *slots[];
 };
 
-/* where the _at ops of arch/generic/percpu.h find the fields */
+/* where the sections of arch/<arch>/percpu.h find the fields */
 AK_STATIC_ASSERT(offsetof(struct ak_percpu_array, count) == 0 &&
 		 offsetof(struct ak_percpu_array, slots) == 16,
 		 "ak_percpu_array layout");
@@ -465,10 +499,16 @@ static inline int ak_this_cpu_array_push(struct ak_percpu_array *pcp,
 	struct ak_percpu_array *a;
 	int rc = 1;
 
-	if (__AK_RSEQ_MODE(m))
-		return __ak_rseq_run_at(m, pcp,
-			ak_arch_rseq_array_push_at(rs, start, field, &base,
-						   &stride, limit, obj));
+	if (__AK_RSEQ_MODE(m)) {
+		struct ak_rseq_abi *rs = ak_rseq_thread();
+		const uint32_t *idp = ak_rseq_id_field(rs, m);
+		void *base = pcp;
+
+		while (ak_unlikely((rc = ak_rseq_array_push(rs, idp, &base,
+				__ak_percpu_stridep(pcp), limit, obj)) < 0))
+			ak_rseq_count_abort();
+		return rc;
+	}
 	a = ak_per_cpu_ptr(pcp, __ak_this_slot(m));
 	if (!__ak_array_trylock(m, a))
 		return 1;
@@ -489,11 +529,15 @@ static inline void *ak_this_cpu_array_pop(struct ak_percpu_array *pcp)
 	void *obj = NULL;
 
 	if (__AK_RSEQ_MODE(m)) {
-		if (__ak_rseq_run_at(m, pcp,
-			ak_arch_rseq_array_pop_at(rs, start, field, &base,
-						  &stride, &obj)))
-			return NULL;
-		return obj;
+		struct ak_rseq_abi *rs = ak_rseq_thread();
+		const uint32_t *idp = ak_rseq_id_field(rs, m);
+		void *base = pcp;
+		int rc;
+
+		while (ak_unlikely((rc = ak_rseq_array_pop(rs, idp, &base,
+				__ak_percpu_stridep(pcp), &obj)) < 0))
+			ak_rseq_count_abort();
+		return rc ? NULL : obj;
 	}
 	a = ak_per_cpu_ptr(pcp, __ak_this_slot(m));
 	if (!__ak_array_trylock(m, a))
@@ -502,164 +546,6 @@ static inline void *ak_this_cpu_array_pop(struct ak_percpu_array *pcp)
 		obj = a->slots[--a->count];
 	__ak_array_unlock(a);
 	return obj;
-}
-
-/* ---- the rseq critical sections, for callers with their own loop ---- */
-
-/*
- * What the slab cache's fastpaths need below the this_cpu ops: the mode
- * test, the calling thread's rseq area without registering it, the
- * stride of a per-CPU allocation, the slot a thread would use now, and
- * each rseq critical section run once, on the copy
- *
- *	c = *base + id * *stride,  id = *idp read inside the section
- *
- * (idp = ak_rseq_id_field(): &rs->cpu_id in the rseq mode, &rs->mm_cid in
- * rseq-mm_cid).  Each returns 0 when it committed, 1 when a compare
- * failed (empty, full, absent; nothing stored), -1 when the kernel
- * aborted it (nothing stored: count it with ak_rseq_count_abort() and
- * run it again, or take a slow path).  Call them only in an rseq mode
- * (ak_percpu_mode_is_rseq()).  The pseudo-code of every section is in
- * doc/primitives.md, "rseq critical sections".
- */
-static inline bool ak_percpu_mode_is_rseq(enum ak_percpu_mode m)
-{
-	return __AK_RSEQ_MODE(m);
-}
-
-/* This thread's rseq area, or NULL before its first per-CPU op. */
-static inline struct ak_rseq_abi *ak_rseq_area(void)
-{
-	return __ak_rseq_area;
-}
-
-static inline void ak_rseq_count_abort(void)
-{
-	__ak_rseq_count_abort();
-}
-
-/* The id field a section of mode m reads. */
-static inline const uint32_t *ak_rseq_id_field(struct ak_rseq_abi *rs,
-					       enum ak_percpu_mode m)
-{
-	return __ak_rseq_field(rs, m);
-}
-
-/* Bytes between the copies of a per-CPU allocation. */
-static inline size_t ak_percpu_stride(const void *pcp)
-{
-	return __ak_percpu_stride(pcp);
-}
-
-/* The slot the calling thread would use now in mode m (a hint). */
-static inline unsigned int ak_percpu_this_slot(enum ak_percpu_mode m)
-{
-	return __ak_this_slot(m);
-}
-
-/*
- * Until every arch reads the id inside its sections, the copy is found
- * from the id the section then checks.
- */
-static inline const uint32_t *__ak_rseq_start_of(struct ak_rseq_abi *rs,
-						 const uint32_t *idp)
-{
-	return idp == &rs->cpu_id ? &rs->cpu_id_start : idp;
-}
-
-#define __AK_RSEQ_PUBLIC_WIDTH(bits)					\
-static inline int ak_rseq_add##bits(struct ak_rseq_abi *rs,		\
-				    const uint32_t *idp,		\
-				    void *const *base,			\
-				    const size_t *stride,		\
-				    uint##bits##_t v, uint##bits##_t *old) \
-{									\
-	uint32_t cpu = __atomic_load_n(__ak_rseq_start_of(rs, idp),	\
-				       __ATOMIC_RELAXED);		\
-	uint##bits##_t *p = (uint##bits##_t *)(void *)			\
-		((char *)*base + (size_t)cpu * *stride);		\
-									\
-	(void)p;							\
-	return ak_arch_rseq_add##bits(rs, idp, cpu, p, v, old);		\
-}
-
-__AK_RSEQ_PUBLIC_WIDTH(32)
-__AK_RSEQ_PUBLIC_WIDTH(64)
-
-static inline int ak_rseq_list_pop(struct ak_rseq_abi *rs,
-				   const uint32_t *idp, void *const *base,
-				   const size_t *stride, void **node)
-{
-	return ak_arch_rseq_list_pop_at(rs, __ak_rseq_start_of(rs, idp), idp,
-					base, stride, node);
-}
-
-static inline int ak_rseq_list_push(struct ak_rseq_abi *rs,
-				    const uint32_t *idp, void *const *base,
-				    const size_t *stride, void *node)
-{
-	return ak_arch_rseq_list_push_at(rs, __ak_rseq_start_of(rs, idp), idp,
-					 base, stride, node);
-}
-
-static inline int ak_rseq_array_pop(struct ak_rseq_abi *rs,
-				    const uint32_t *idp, void *const *base,
-				    const size_t *stride, void **obj)
-{
-	return ak_arch_rseq_array_pop_at(rs, __ak_rseq_start_of(rs, idp), idp,
-					 base, stride, obj);
-}
-
-static inline int ak_rseq_array_push(struct ak_rseq_abi *rs,
-				     const uint32_t *idp, void *const *base,
-				     const size_t *stride, unsigned long limit,
-				     void *obj)
-{
-	return ak_arch_rseq_array_push_at(rs, __ak_rseq_start_of(rs, idp),
-					  idp, base, stride, limit, obj);
-}
-
-static inline int ak_rseq_array_ptr_pop(struct ak_rseq_abi *rs,
-					const uint32_t *idp,
-					void *const *base,
-					const size_t *stride, void **obj)
-{
-	return ak_arch_rseq_array_ptr_pop_at(rs, __ak_rseq_start_of(rs, idp),
-					     idp, base, stride, obj);
-}
-
-static inline int ak_rseq_array_ptr_push(struct ak_rseq_abi *rs,
-					 const uint32_t *idp,
-					 void *const *base,
-					 const size_t *stride,
-					 unsigned long limit, void *obj)
-{
-	return ak_arch_rseq_array_ptr_push_at(rs, __ak_rseq_start_of(rs, idp),
-					      idp, base, stride, limit, obj);
-}
-
-static inline int ak_rseq_array_ptr_pop_n(struct ak_rseq_abi *rs,
-					  const uint32_t *idp,
-					  void *const *base,
-					  const size_t *stride, void **dst,
-					  unsigned long *n)
-{
-	return ak_arch_rseq_array_ptr_pop_n_at(rs,
-					       __ak_rseq_start_of(rs, idp),
-					       idp, base, stride, dst, n);
-}
-
-static inline int ak_rseq_array_ptr_push_n(struct ak_rseq_abi *rs,
-					   const uint32_t *idp,
-					   void *const *base,
-					   const size_t *stride,
-					   unsigned long limit,
-					   void *const *src, unsigned long *n)
-{
-	return ak_arch_rseq_array_ptr_push_n_at(rs,
-						__ak_rseq_start_of(rs, idp),
-						idp, base, stride, limit, src,
-						n);
 }
 
 /*
@@ -675,11 +561,11 @@ static inline void ak_this_cpu_add_elem64(uint64_t *pcp, size_t i,
 
 	if (ak_percpu_mode_is_rseq(m)) {
 		struct ak_rseq_abi *rs = ak_rseq_thread();
+		const uint32_t *idp = ak_rseq_id_field(rs, m);
 		void *base = &pcp[i];
-		size_t stride = ak_percpu_stride(pcp);
 
-		while (ak_rseq_add64(rs, ak_rseq_id_field(rs, m), &base,
-				     &stride, v, &old) < 0)
+		while (ak_unlikely(ak_rseq_add64(rs, idp, &base,
+				__ak_percpu_stridep(pcp), v, &old) < 0))
 			ak_rseq_count_abort();
 		return;
 	}
@@ -707,15 +593,16 @@ static inline void *ak_this_cpu_array_ptr_pop(void *const *pcp)
 {
 	enum ak_percpu_mode m = ak_percpu_mode();
 	void *base = (void *)pcp, *obj;
-	size_t stride = ak_percpu_stride(pcp);
 	struct ak_rseq_abi *rs;
+	const uint32_t *idp;
 	int rc;
 
 	if (!ak_percpu_mode_is_rseq(m))
 		return NULL;
 	rs = ak_rseq_thread();
-	while ((rc = ak_rseq_array_ptr_pop(rs, ak_rseq_id_field(rs, m),
-					   &base, &stride, &obj)) < 0)
+	idp = ak_rseq_id_field(rs, m);
+	while (ak_unlikely((rc = ak_rseq_array_ptr_pop(rs, idp, &base,
+			__ak_percpu_stridep(pcp), &obj)) < 0))
 		ak_rseq_count_abort();
 	return rc ? NULL : obj;
 }
@@ -726,15 +613,16 @@ static inline int ak_this_cpu_array_ptr_push(void *const *pcp,
 {
 	enum ak_percpu_mode m = ak_percpu_mode();
 	void *base = (void *)pcp;
-	size_t stride = ak_percpu_stride(pcp);
 	struct ak_rseq_abi *rs;
+	const uint32_t *idp;
 	int rc;
 
 	if (!ak_percpu_mode_is_rseq(m))
 		return 1;
 	rs = ak_rseq_thread();
-	while ((rc = ak_rseq_array_ptr_push(rs, ak_rseq_id_field(rs, m),
-					    &base, &stride, limit, obj)) < 0)
+	idp = ak_rseq_id_field(rs, m);
+	while (ak_unlikely((rc = ak_rseq_array_ptr_push(rs, idp, &base,
+			__ak_percpu_stridep(pcp), limit, obj)) < 0))
 		ak_rseq_count_abort();
 	return rc;
 }
@@ -742,7 +630,8 @@ static inline int ak_this_cpu_array_ptr_push(void *const *pcp,
 /*
  * Bulk: up to n objects in one section; how many moved (0: none, or not
  * an rseq mode).  Pop moves the newest min(n, count) to dst in array
- * order; push appends min(n, limit - count) from src.
+ * order; push appends min(n, limit - count) from src.  k is reset on
+ * every try: an aborted section may have left it anything.
  */
 static inline unsigned long ak_this_cpu_array_ptr_pop_n(void *const *pcp,
 							void **dst,
@@ -750,20 +639,23 @@ static inline unsigned long ak_this_cpu_array_ptr_pop_n(void *const *pcp,
 {
 	enum ak_percpu_mode m = ak_percpu_mode();
 	void *base = (void *)pcp;
-	size_t stride = ak_percpu_stride(pcp);
 	struct ak_rseq_abi *rs;
+	const uint32_t *idp;
 	unsigned long k;
 	int rc;
 
 	if (!ak_percpu_mode_is_rseq(m))
 		return 0;
 	rs = ak_rseq_thread();
-	do {
+	idp = ak_rseq_id_field(rs, m);
+	for (;;) {
 		k = n;
-		rc = ak_rseq_array_ptr_pop_n(rs, ak_rseq_id_field(rs, m),
-					     &base, &stride, dst, &k);
-	} while (rc < 0 && (ak_rseq_count_abort(), 1));
-	return rc ? 0 : k;
+		rc = ak_rseq_array_ptr_pop_n(rs, idp, &base,
+					     __ak_percpu_stridep(pcp), dst, &k);
+		if (ak_likely(rc >= 0))
+			return rc ? 0 : k;
+		ak_rseq_count_abort();
+	}
 }
 
 static inline unsigned long ak_this_cpu_array_ptr_push_n(void *const *pcp,
@@ -773,20 +665,24 @@ static inline unsigned long ak_this_cpu_array_ptr_push_n(void *const *pcp,
 {
 	enum ak_percpu_mode m = ak_percpu_mode();
 	void *base = (void *)pcp;
-	size_t stride = ak_percpu_stride(pcp);
 	struct ak_rseq_abi *rs;
+	const uint32_t *idp;
 	unsigned long k;
 	int rc;
 
 	if (!ak_percpu_mode_is_rseq(m))
 		return 0;
 	rs = ak_rseq_thread();
-	do {
+	idp = ak_rseq_id_field(rs, m);
+	for (;;) {
 		k = n;
-		rc = ak_rseq_array_ptr_push_n(rs, ak_rseq_id_field(rs, m),
-					      &base, &stride, limit, src, &k);
-	} while (rc < 0 && (ak_rseq_count_abort(), 1));
-	return rc ? 0 : k;
+		rc = ak_rseq_array_ptr_push_n(rs, idp, &base,
+					      __ak_percpu_stridep(pcp), limit,
+					      src, &k);
+		if (ak_likely(rc >= 0))
+			return rc ? 0 : k;
+		ak_rseq_count_abort();
+	}
 }
 
 /* ---- visiting all copies ---- */

@@ -27,11 +27,44 @@ struct ak_rseq_abi {
 /* Offsets the asm uses. */
 #define AK_RSEQ_CS_OFFSET	8
 
+/* A constant as asm text: AK_RSEQ_CS_OFFSET, each arch's AK_RSEQ_SIG. */
+#define __AK_RSEQ_STR(x)	#x
+#define __AK_RSEQ_XSTR(x)	__AK_RSEQ_STR(x)
+
+/*
+ * Every rseq section is one asm goto with outputs: it leaves for its
+ * caller's abort path (and, where it has one, its compare-failed path)
+ * through C labels, so that a commit falls through with no return code to
+ * set and test.  That needs GCC 11 or clang 11; with an older compiler
+ * the arches define no sections (AK_HAVE_ARCH_RSEQ 0) and the rseq modes
+ * are unavailable.  Clang before 16 keeps outputs valid only on the
+ * fallthrough path, so no section reads an output after a jump to a label.
+ */
+/*
+ * An empty asm right after every section's asm goto and as the first
+ * statement at each C label it jumps to.  GCC 12 was seen to drop the
+ * copy of a cmpxchg section's output on the fallthrough (arm64: seen
+ * read from a register nothing had set, found by the system rig), and,
+ * in a sanitizer build, to aim a section's fail exit past the
+ * instruction that set its caller's return value in a block it merged
+ * with.  The kernel works around the same asm goto bugs (GCC PR 113921)
+ * with an empty asm after the asm goto.  It emits nothing.
+ */
+#define __AK_RSEQ_EDGE()	__asm__ ("")
+
+#if (defined(__clang__) && __clang_major__ >= 11) || \
+	(!defined(__clang__) && defined(__GNUC__) && __GNUC__ >= 11)
+# define AK_HAVE_ASM_GOTO_OUTPUT	1
+#else
+# define AK_HAVE_ASM_GOTO_OUTPUT	0
+#endif
+
 /*
  * The asm that emits a critical section's descriptor (struct rseq_cs:
  * version 0, flags 0, start_ip, post_commit_offset, abort_ip, 32-byte
  * aligned) at local label 3, for a section that starts at label 1,
- * commits just before label 2 and aborts to label 4, and lists it in
+ * commits just before label 2 and aborts to label 4 (the instruction
+ * after the arch's signature), and lists it in
  * __rseq_cs_ptr_array (as librseq does, for debuggers).  The same on
  * every 64-bit arch: .quad is native-endian, as the kernel reads it.
  */
