@@ -1102,6 +1102,35 @@ const struct rp_bench *rp_slab(const struct rp_set *s, const char *wl,
 	return NULL;
 }
 
+/*
+ * The design (no system malloc) with the lowest figure in the unit at
+ * slab workload wl, arg = v, the first on a tie; NULL (best: no figure)
+ * if none has one.
+ */
+const char *rp_best_design(const struct rp_set *s, const char *wl,
+			   const char *arg, long v, struct rp_fig *best)
+{
+	const char *who = NULL;
+	struct rp_fig f;
+	int i;
+
+	rp_fig(NULL, "", best);
+	for (i = 0; i < s->nr_bench; i++) {
+		const struct rp_bench *b = &s->bench[i];
+
+		if (!rp_is(b, "suite", "slab") || !rp_is(b, "workload", wl) ||
+		    rp_n(b, arg) != v ||
+		    rp_has_prefix(rp_f(b, "design"), "malloc-") ||
+		    !rp_fig_unit(s, b, "", &f))
+			continue;
+		if (!who || f.v < best->v) {
+			who = rp_f(b, "design");
+			*best = f;
+		}
+	}
+	return who;
+}
+
 /* "x86_64/cmpxchg64/lock": what a primitive is called in the tables. */
 const char *rp_prim_id(const struct rp_bench *b, char *buf, size_t n)
 {

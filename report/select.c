@@ -533,30 +533,6 @@ static const struct rp_bench *fastest(const struct rp_set *s, const char *op,
 	return who;
 }
 
-static const char *best_slab(const struct rp_set *s, const char *wl,
-			     const char *arg, long v, struct rp_fig *best)
-{
-	const char *who = NULL;
-	struct rp_fig f;
-	int i;
-
-	rp_fig(NULL, "", best);
-	for (i = 0; i < s->nr_bench; i++) {
-		const struct rp_bench *b = &s->bench[i];
-
-		if (!rp_is(b, "suite", "slab") || !rp_is(b, "workload", wl) ||
-		    rp_n(b, arg) != v ||
-		    rp_has_prefix(rp_f(b, "design"), "malloc-") ||
-		    !rp_fig_unit(s, b, "", &f))
-			continue;
-		if (!who || f.v < best->v) {
-			who = rp_f(b, "design");
-			*best = f;
-		}
-	}
-	return who;
-}
-
 /* " (what)" after a figure, if there is a what */
 static const char *who_of(const char *who)
 {
@@ -610,9 +586,9 @@ static void index_row(struct rp_tab *t, const struct rp_set *s,
 	}
 	rp_cell(t, "%s / %s / %s", rp_num(f[0].v), rp_num(f[1].v),
 		rp_num(f[2].v));
-	who = best_slab(s, "pair", "size", 64, &f[0]);
+	who = rp_best_design(s, "pair", "size", 64, &f[0]);
 	rp_cell(t, "%s%s", rp_num(f[0].v), who_of(who));
-	who = best_slab(s, "bulk", "bulk", 16, &f[0]);
+	who = rp_best_design(s, "bulk", "bulk", 16, &f[0]);
 	rp_cell(t, "%s%s", rp_num(f[0].v), who_of(who));
 
 	nf = open_memstream(&notes, &len);

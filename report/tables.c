@@ -1001,31 +1001,6 @@ static void t_slab_beside(const struct rp_set *s)
 	grid_free(&g);
 }
 
-/* The design with the lowest figure of wl at arg:v; NULL if none. */
-static const char *best_design(const struct rp_set *s, const char *wl,
-			       const char *arg, long v, struct rp_fig *best)
-{
-	const char *who = NULL;
-	struct rp_fig f;
-	int i;
-
-	rp_fig(NULL, "", best);
-	for (i = 0; i < s->nr_bench; i++) {
-		struct slab_key k;
-
-		if (!slab_parse(&s->bench[i], &k) || strcmp(k.wl, wl) ||
-		    !is_design(k.impl) ||
-		    (!strcmp(arg, "size") ? k.size : k.bulk) != v)
-			continue;
-		if (rp_fig_unit(s, &s->bench[i], "", &f) &&
-		    (!who || f.v < best->v)) {
-			*best = f;
-			who = rp_f(&s->bench[i], "design");
-		}
-	}
-	return who;
-}
-
 static void target(double ratio, double goal, bool at_most)
 {
 	if (isnan(ratio))
@@ -1050,7 +1025,7 @@ static void t_slab_targets(const struct rp_set *s)
 	printf("Unit: %s; medians.%s\n\n", s->unit,
 	       s->emulated ? " **Emulated: these ratios mean nothing.**" : "");
 
-	who = best_design(s, "pair", "size", 64, &best);
+	who = rp_best_design(s, "pair", "size", 64, &best);
 	rp_fig_unit(s, rp_slab(s, "pair", "malloc-glibc", "size", 64), "",
 		    &glibc);
 	rp_fig_unit(s, rp_slab(s, "pair", "malloc-tcmalloc", "size", 64),
@@ -1063,7 +1038,7 @@ static void t_slab_targets(const struct rp_set *s)
 	printf("\n- the same / malloc-tcmalloc (%s): ", rp_num(tc.v));
 	target(best.v / tc.v, 0.7, true);
 
-	bwho = best_design(s, "bulk", "bulk", 16, &bulk);
+	bwho = rp_best_design(s, "bulk", "bulk", 16, &bulk);
 	rp_fig(NULL, "", &pair);
 	if (bwho)
 		rp_fig_unit(s, rp_slab(s, "pair", bwho, "size", 256), "",
