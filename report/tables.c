@@ -470,11 +470,11 @@ static void t_contention(const struct rp_set *s)
 static void t_cacheline(const struct rp_set *s)
 {
 	struct grid g = { 0 }, ref = { 0 };
-	struct rp_strs live = { 0 }, dead = { 0 };
+	struct rp_strs live = { 0 };
 	struct rp_tab t;
 	char key[128];
 	const char *pl;
-	int i, j;
+	int i, j, nd = 0;
 
 	for (i = 0; i < s->nr_bench; i++) {
 		const struct rp_bench *b = &s->bench[i];
@@ -514,17 +514,14 @@ static void t_cacheline(const struct rp_set *s)
 		for (i = 0; i < g.n; i++)
 			if (!strcmp(g.v[i].c, g.cols.v[j]) && g.v[i].b->skip)
 				break;
-		if (i < g.n) {
-			char *d = rp_asprintf("%s (%s)", g.cols.v[j],
-					      g.v[i].b->skip);
-
-			rp_strs_add(&dead, d);
-			free(d);
-		}
+		if (i < g.n)
+			printf("%s%s (%s)", nd++ ? "; " :
+			       "\nPlacement classes not on this machine: ",
+			       rp_md('t', g.cols.v[j]),
+			       rp_md('t', g.v[i].b->skip));
 	}
-	for (i = 0; i < dead.n; i++)
-		printf("%s%s%s", i ? "; " : "\nPlacement classes not on this machine: ",
-		       rp_md('t', dead.v[i]), i == dead.n - 1 ? ".\n" : "");
+	if (nd)
+		puts(".");
 	rp_tab_notes(&t);
 	if (ref.n) {
 		printf("\nReference, the line in the same CPU's cache (cacheline/L*), %s:\n\n",
@@ -533,7 +530,6 @@ static void t_cacheline(const struct rp_set *s)
 		rp_tab_print(&t);
 	}
 	rp_strs_free(&live);
-	rp_strs_free(&dead);
 	grid_free(&g);
 	grid_free(&ref);
 }
