@@ -49,43 +49,36 @@ void rp_note(const char *fmt, ...)
 	va_end(ap);
 }
 
-void *rp_alloc(size_t n)
+/* Out of memory is not worth a recovery path: exit as for no input. */
+static void *or_die(void *p)
 {
-	void *p = calloc(1, n ? n : 1);
-
 	if (!p) {
 		fputs("atomkit-report: out of memory\n", stderr);
 		exit(RP_EXIT_NOTHING);
 	}
 	return p;
+}
+
+void *rp_alloc(size_t n)
+{
+	return or_die(calloc(1, n ? n : 1));
 }
 
 void *rp_realloc(void *p, size_t n)
 {
-	p = realloc(p, n ? n : 1);
-	if (!p) {
-		fputs("atomkit-report: out of memory\n", stderr);
-		exit(RP_EXIT_NOTHING);
-	}
-	return p;
+	return or_die(realloc(p, n ? n : 1));
 }
 
 char *rp_strdup(const char *s)
 {
-	size_t n = strlen(s) + 1;
-
-	return memcpy(rp_alloc(n), s, n);
+	return or_die(strdup(s));
 }
 
 static char *vasprintf_or_die(const char *fmt, va_list ap)
 {
 	char *p;
 
-	if (vasprintf(&p, fmt, ap) < 0) {
-		fputs("atomkit-report: out of memory\n", stderr);
-		exit(RP_EXIT_NOTHING);
-	}
-	return p;
+	return or_die(vasprintf(&p, fmt, ap) < 0 ? NULL : p);
 }
 
 char *rp_asprintf(const char *fmt, ...)
@@ -158,11 +151,16 @@ void rp_strs_free(struct rp_strs *l)
  * used at all) replaces the reason kept for `check` and `index`, any
  * other problem only fills it if empty.
  */
-static void set_vproblem(struct rp_set *s, bool reject, const char *fmt,
-			 va_list ap)
+static void set_msg(struct rp_set *s, bool reject, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void set_msg(struct rp_set *s, bool reject, const char *fmt, ...)
 {
-	char *msg = vasprintf_or_die(fmt, ap);
+	va_list ap;
+	char *msg;
 
+	va_start(ap, fmt);
+	msg = vasprintf_or_die(fmt, ap);
+	va_end(ap);
 	rp_problem("%s", msg);
 	s->nr_problems++;
 	if (reject) {
@@ -176,27 +174,8 @@ static void set_vproblem(struct rp_set *s, bool reject, const char *fmt,
 	}
 }
 
-static void set_problem(struct rp_set *s, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-static void set_problem(struct rp_set *s, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	set_vproblem(s, false, fmt, ap);
-	va_end(ap);
-}
-
-static void set_reject(struct rp_set *s, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-static void set_reject(struct rp_set *s, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	set_vproblem(s, true, fmt, ap);
-	va_end(ap);
-}
+#define set_problem(s, ...)	set_msg(s, false, __VA_ARGS__)
+#define set_reject(s, ...)	set_msg(s, true, __VA_ARGS__)
 
 static const char *jtype(const json_t *j)
 {
@@ -1102,6 +1081,35 @@ const struct rp_bench *rp_slab(const struct rp_set *s, const char *wl,
 	return NULL;
 }
 
+/*
+ * The design (no system malloc) with the lowest figure in the unit at
+ * slab workload wl, arg = v, the first on a tie; NULL (best: no figure)
+ * if none has one.
+ */
+const char *rp_best_design(const struct rp_set *s, const char *wl,
+			   const char *arg, long v, struct rp_fig *best)
+{
+	const char *who = NULL;
+	struct rp_fig f;
+	int i;
+
+	rp_fig(NULL, "", best);
+	for (i = 0; i < s->nr_bench; i++) {
+		const struct rp_bench *b = &s->bench[i];
+
+		if (!rp_is(b, "suite", "slab") || !rp_is(b, "workload", wl) ||
+		    rp_n(b, arg) != v ||
+		    rp_has_prefix(rp_f(b, "design"), "malloc-") ||
+		    !rp_fig_unit(s, b, "", &f))
+			continue;
+		if (!who || f.v < best->v) {
+			who = rp_f(b, "design");
+			*best = f;
+		}
+	}
+	return who;
+}
+
 /* "x86_64/cmpxchg64/lock": what a primitive is called in the tables. */
 const char *rp_prim_id(const struct rp_bench *b, char *buf, size_t n)
 {
@@ -1225,11 +1233,7 @@ const char *rp_md(char kind, const char *s)
 	FILE *f;
 
 	free(*slot);
-	f = open_memstream(slot, &len);
-	if (!f) {
-		fputs("atomkit-report: out of memory\n", stderr);
-		exit(RP_EXIT_NOTHING);
-	}
+	f = or_die(open_memstream(slot, &len));
 	if (kind == 's' && !rp_has_prefix(s, "skipped") &&
 	    !rp_has_prefix(s, "failed: "))
 		fputs("skipped: ", f);

@@ -145,6 +145,8 @@ const struct rp_bench *rp_find_by(const struct rp_set *s, ...)
 	__attribute__((sentinel));
 const struct rp_bench *rp_slab(const struct rp_set *s, const char *wl,
 			       const char *impl, const char *arg, long v);
+const char *rp_best_design(const struct rp_set *s, const char *wl,
+			   const char *arg, long v, struct rp_fig *best);
 const char *rp_path_comp(const char *path, int up, char *buf, size_t n);
 const char *rp_prim_id(const struct rp_bench *b, char *buf, size_t n);
 

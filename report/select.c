@@ -83,11 +83,6 @@ static void c_percpu(const struct rp_set *s, struct cands *c, const char *op)
 				 rp_f(&s->bench[i], "mode"));
 }
 
-static void c_list(const struct rp_set *s, struct cands *c)
-{
-	c_percpu(s, c, "list_pop_push");
-}
-
 static void c_freelist_designs(const struct rp_set *s, struct cands *c)
 {
 	static const char *const fl[] = { "slub-tid", "slub-local",
@@ -105,7 +100,6 @@ static void c_pair_update(const struct rp_set *s, struct cands *c)
 	char o[80];
 	int i;
 
-	c_percpu(s, c, "cmpxchg128");
 	for (i = 0; i < s->nr_bench; i++) {
 		const struct rp_bench *b = &s->bench[i];
 
@@ -125,7 +119,6 @@ static void c_counter_add(const struct rp_set *s, struct cands *c)
 	char o[80];
 	int i;
 
-	c_percpu(s, c, "add");
 	for (i = 0; i < s->nr_bench; i++)
 		if (arch_prim(&s->bench[i], "fetch_add64"))
 			cand_add(c, s, &s->bench[i], "fetch_add64/%s%s",
@@ -194,31 +187,32 @@ static void c_fastpath(const struct rp_set *s, struct cands *c)
 struct op {
 	const char *name;
 	const char *what;
+	const char *percpu;	/* the this_cpu op among them, or NULL */
 	void (*collect)(const struct rp_set *s, struct cands *c);
 };
 
 static const struct op ops[] = {
 	{ "freelist pop+push (per-CPU op)",
 	  "`this_cpu_list_pop` then `this_cpu_list_push` (`percpu/list_pop_push/<mode>`), by per-CPU mode: the freelist fastpath without the allocator around it",
-	  c_list },
+	  "list_pop_push", NULL },
 	{ "freelist pop+push (in the allocator)",
 	  "an alloc+free pair of 64 bytes in the three freelist designs (`slab/pair/<design>/size:64`)",
-	  c_freelist_designs },
+	  NULL, c_freelist_designs },
 	{ "pair update of freelist+counter",
 	  "a 16-byte compare-and-exchange of {freelist, tid}: `this_cpu_cmpxchg128` by mode (`percpu/cmpxchg128/<mode>`) and the cmpxchg128 and try_cmpxchg128 instructions, latency (`prim/.../cmpxchg128/<variant>/lat`)",
-	  c_pair_update },
+	  "cmpxchg128", c_pair_update },
 	{ "per-CPU counter add",
 	  "`this_cpu_add` by mode (`percpu/add/<mode>`) against an atomic fetch_add64 (`prim/<arch>/fetch_add64/<variant>/lat`)",
-	  c_counter_add },
+	  "add", c_counter_add },
 	{ "local vs SMP-safe cmpxchg",
 	  "cmpxchg64 labelled [local] (relaxed where the arch has no local variant) against [full], latency (`prim/<arch>/cmpxchg64/<variant>/lat`)",
-	  c_local_full },
+	  NULL, c_local_full },
 	{ "bulk refill",
 	  "per object, 16 at a time: `alloc_bulk` + `free_bulk` (`slab/bulk/<design>/bulk:16`) against single calls (`slab/bulk_fallback/<impl>/bulk:16`)",
-	  c_bulk },
+	  NULL, c_bulk },
 	{ "allocator fastpath",
 	  "an alloc+free pair of 64 bytes, every design and system malloc (`slab/pair/<impl>/size:64`)",
-	  c_fastpath },
+	  NULL, c_fastpath },
 };
 
 #define NR_OPS	((int)(sizeof(ops) / sizeof(ops[0])))
@@ -257,7 +251,10 @@ static void rank(const struct rp_set *s, const struct op *op, int no,
 
 	memset(vd, 0, sizeof(*vd));
 	printf("\n### %d. %s\n\n%s.\n\n", no, op->name, op->what);
-	op->collect(s, &c);
+	if (op->percpu)
+		c_percpu(s, &c, op->percpu);
+	if (op->collect)
+		op->collect(s, &c);
 	if (!c.n) {
 		puts("No candidate measured in this set.");
 		snprintf(vd->text, sizeof(vd->text), "no data");
@@ -533,30 +530,6 @@ static const struct rp_bench *fastest(const struct rp_set *s, const char *op,
 	return who;
 }
 
-static const char *best_slab(const struct rp_set *s, const char *wl,
-			     const char *arg, long v, struct rp_fig *best)
-{
-	const char *who = NULL;
-	struct rp_fig f;
-	int i;
-
-	rp_fig(NULL, "", best);
-	for (i = 0; i < s->nr_bench; i++) {
-		const struct rp_bench *b = &s->bench[i];
-
-		if (!rp_is(b, "suite", "slab") || !rp_is(b, "workload", wl) ||
-		    rp_n(b, arg) != v ||
-		    rp_has_prefix(rp_f(b, "design"), "malloc-") ||
-		    !rp_fig_unit(s, b, "", &f))
-			continue;
-		if (!who || f.v < best->v) {
-			who = rp_f(b, "design");
-			*best = f;
-		}
-	}
-	return who;
-}
-
 /* " (what)" after a figure, if there is a what */
 static const char *who_of(const char *who)
 {
@@ -610,9 +583,9 @@ static void index_row(struct rp_tab *t, const struct rp_set *s,
 	}
 	rp_cell(t, "%s / %s / %s", rp_num(f[0].v), rp_num(f[1].v),
 		rp_num(f[2].v));
-	who = best_slab(s, "pair", "size", 64, &f[0]);
+	who = rp_best_design(s, "pair", "size", 64, &f[0]);
 	rp_cell(t, "%s%s", rp_num(f[0].v), who_of(who));
-	who = best_slab(s, "bulk", "bulk", 16, &f[0]);
+	who = rp_best_design(s, "bulk", "bulk", 16, &f[0]);
 	rp_cell(t, "%s%s", rp_num(f[0].v), who_of(who));
 
 	nf = open_memstream(&notes, &len);

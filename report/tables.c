@@ -89,20 +89,6 @@ static void skip_cell(struct rp_tab *t, const struct rp_bench *b)
 		rp_cell(t, "n/a (%d)", rp_tab_note(t, b->skip));
 }
 
-/* A figure in the unit with its min-max: "195 (190 - 201)". */
-static void unit_cell(struct rp_tab *t, const struct rp_set *s,
-		      const struct rp_bench *b, const char *prefix)
-{
-	struct rp_fig f;
-
-	if (!b || b->skip) {
-		skip_cell(t, b);
-		return;
-	}
-	rp_fig_unit(s, b, prefix, &f);
-	rp_cell(t, "%s%s", rp_num(f.v), rp_range(&f));
-}
-
 /* A matrix table: FIRST and the columns' names as its header. */
 static void grid_tab(struct rp_tab *t, const char *first,
 		     const struct rp_strs *cols)
@@ -114,6 +100,81 @@ static void grid_tab(struct rp_tab *t, const char *first,
 	rp_cell(t, "%s", first);
 	for (j = 0; j < cols->n; j++)
 		rp_cell_as(t, 't', cols->v[j]);
+}
+
+/* What a matrix table's cell shows of its benchmark. */
+enum cell {
+	C_UNIT,		/* the figure (field prefix arg) and its min-max */
+	C_OPS,		/* Mops/s and, in brackets, the fairness */
+	C_AF,		/* "alloc / free" per object in the unit */
+	C_AF_NS,	/* the same in ns */
+	C_FIELD,	/* field arg as it is */
+	C_PAIR,		/* the unit figure, its min-max, and ns */
+};
+
+static void fig_cell(struct rp_tab *t, const struct rp_set *s,
+		     const struct rp_bench *b, enum cell c, const char *arg)
+{
+	struct rp_fig u, f;
+
+	if (!b || b->skip) {
+		skip_cell(t, b);
+		return;
+	}
+	switch (c) {
+	case C_UNIT:
+		rp_fig_unit(s, b, arg, &u);
+		rp_cell(t, "%s%s", rp_num(u.v), rp_range(&u));
+		break;
+	case C_OPS:
+		rp_fig(b, "ops", &u);
+		rp_fig(b, "cv", &f);
+		rp_cell(t, "%s (%s)", rp_num(u.v / 1e6), rp_num(f.v));
+		break;
+	case C_AF:
+		rp_fig_unit(s, b, "alloc_", &u);
+		rp_fig_unit(s, b, "free_", &f);
+		rp_cell(t, "%s / %s", rp_num(u.v), rp_num(f.v));
+		break;
+	case C_AF_NS:
+		rp_fig(b, "alloc_ns", &u);
+		rp_fig(b, "free_ns", &f);
+		rp_cell(t, "%s / %s", rp_num(u.v), rp_num(f.v));
+		break;
+	case C_FIELD:
+		rp_fig(b, arg, &u);
+		rp_cell(t, "%s", rp_num(u.v));
+		break;
+	case C_PAIR:
+		rp_fig_unit(s, b, "", &u);
+		rp_fig(b, "real_time", &f);
+		rp_cell(t, "%s%s / %s ns", rp_num(u.v), rp_range(&u),
+			rp_num(f.v));
+		break;
+	}
+}
+
+/*
+ * The matrix table of grid g, with cols as its columns: a row per row
+ * name (kind 'c' as code, 0 as it is), then a cell c of each benchmark.
+ */
+static void grid_fill(struct rp_tab *t, const struct rp_set *s,
+		      const struct grid *g, const struct rp_strs *cols,
+		      const char *first, char kind, enum cell c,
+		      const char *arg)
+{
+	int i, j;
+
+	grid_tab(t, first, cols);
+	for (i = 0; cols->n && i < g->rows.n; i++) {
+		if (kind)
+			rp_cell_as(t, kind, g->rows.v[i]);
+		else
+			rp_cell(t, "%s", g->rows.v[i]);
+		for (j = 0; j < cols->n; j++)
+			fig_cell(t, s, grid_get(g, g->rows.v[i], cols->v[j]),
+				 c, arg);
+	}
 }
 
 /* ---- the set's header ---- */
@@ -294,7 +355,7 @@ static void t_percpu(const struct rp_set *s)
 	struct grid g = { 0 };
 	struct rp_tab t;
 	char head[96];
-	int i, j;
+	int i;
 
 	for (i = 0; i < s->nr_bench; i++)
 		if (rp_is(&s->bench[i], "suite", "percpu"))
@@ -307,13 +368,7 @@ static void t_percpu(const struct rp_set *s)
 	title(s, "Per-CPU operations (this_cpu_*), by per-CPU mode");
 	caption(s, NULL, "per operation", "(min - max) after each figure");
 	snprintf(head, sizeof(head), "op (%s)", s->unit);
-	grid_tab(&t, head, &g.cols);
-	for (i = 0; i < g.rows.n; i++) {
-		rp_cell_as(&t, 'c', g.rows.v[i]);
-		for (j = 0; j < g.cols.n; j++)
-			unit_cell(&t, s, grid_get(&g, g.rows.v[i],
-						  g.cols.v[j]), "");
-	}
+	grid_fill(&t, s, &g, &g.cols, head, 'c', C_UNIT, "");
 	rp_tab_print(&t);
 	grid_free(&g);
 }
@@ -373,7 +428,7 @@ static void t_contention(const struct rp_set *s)
 {
 	struct rp_strs places = { 0 };
 	char key[160], tb[16];
-	int i, j, k;
+	int i, k;
 
 	for (i = 0; i < s->nr_bench; i++)
 		if (rp_is(&s->bench[i], "suite", "contention") &&
@@ -403,24 +458,7 @@ static void t_contention(const struct rp_set *s)
 		title(s, what);
 		printf("Unit: Mops/s, all threads together (the ops counter / 1e6); in brackets the fairness: the cv of the per-thread operation counts (0: even). Cells: %s. Spread: run-to-run spread not shown (see compare).\n\n",
 		       rp_runs(s));
-		grid_tab(&t, "primitive", &g.cols);
-		for (i = 0; i < g.rows.n; i++) {
-			rp_cell_as(&t, 'c', g.rows.v[i]);
-			for (j = 0; j < g.cols.n; j++) {
-				const struct rp_bench *b =
-					grid_get(&g, g.rows.v[i], g.cols.v[j]);
-				struct rp_fig ops, cv;
-
-				if (!b || b->skip) {
-					skip_cell(&t, b);
-					continue;
-				}
-				rp_fig(b, "ops", &ops);
-				rp_fig(b, "cv", &cv);
-				rp_cell(&t, "%s (%s)", rp_num(ops.v / 1e6),
-					rp_num(cv.v));
-			}
-		}
+		grid_fill(&t, s, &g, &g.cols, "primitive", 'c', C_OPS, NULL);
 		rp_tab_print(&t);
 		grid_free(&g);
 	}
@@ -432,11 +470,11 @@ static void t_contention(const struct rp_set *s)
 static void t_cacheline(const struct rp_set *s)
 {
 	struct grid g = { 0 }, ref = { 0 };
-	struct rp_strs live = { 0 }, dead = { 0 };
+	struct rp_strs live = { 0 };
 	struct rp_tab t;
 	char key[128];
 	const char *pl;
-	int i, j;
+	int i, j, nd = 0;
 
 	for (i = 0; i < s->nr_bench; i++) {
 		const struct rp_bench *b = &s->bench[i];
@@ -463,14 +501,8 @@ static void t_cacheline(const struct rp_set *s)
 	caption(s, NULL, "per operation, by placement class of the two CPUs",
 		"(min - max) after each figure");
 	snprintf(key, sizeof(key), "state/op (%s)", s->unit);
-	grid_tab(&t, key, &live);
+	grid_fill(&t, s, &g, &live, key, 'c', C_UNIT, "");
 	t.keep_notes = true;
-	for (i = 0; live.n && i < g.rows.n; i++) {
-		rp_cell_as(&t, 'c', g.rows.v[i]);
-		for (j = 0; j < live.n; j++)
-			unit_cell(&t, s, grid_get(&g, g.rows.v[i], live.v[j]),
-				  "");
-	}
 	if (live.n)
 		rp_tab_print(&t);
 	else if (g.n)
@@ -482,32 +514,22 @@ static void t_cacheline(const struct rp_set *s)
 		for (i = 0; i < g.n; i++)
 			if (!strcmp(g.v[i].c, g.cols.v[j]) && g.v[i].b->skip)
 				break;
-		if (i < g.n) {
-			char *d = rp_asprintf("%s (%s)", g.cols.v[j],
-					      g.v[i].b->skip);
-
-			rp_strs_add(&dead, d);
-			free(d);
-		}
+		if (i < g.n)
+			printf("%s%s (%s)", nd++ ? "; " :
+			       "\nPlacement classes not on this machine: ",
+			       rp_md('t', g.cols.v[j]),
+			       rp_md('t', g.v[i].b->skip));
 	}
-	for (i = 0; i < dead.n; i++)
-		printf("%s%s%s", i ? "; " : "\nPlacement classes not on this machine: ",
-		       rp_md('t', dead.v[i]), i == dead.n - 1 ? ".\n" : "");
+	if (nd)
+		puts(".");
 	rp_tab_notes(&t);
 	if (ref.n) {
 		printf("\nReference, the line in the same CPU's cache (cacheline/L*), %s:\n\n",
 		       s->unit);
-		grid_tab(&t, "level", &ref.cols);
-		for (i = 0; i < ref.rows.n; i++) {
-			rp_cell(&t, "%s", ref.rows.v[i]);
-			for (j = 0; j < ref.cols.n; j++)
-				unit_cell(&t, s, grid_get(&ref, ref.rows.v[i],
-							  ref.cols.v[j]), "");
-		}
+		grid_fill(&t, s, &ref, &ref.cols, "level", 0, C_UNIT, "");
 		rp_tab_print(&t);
 	}
 	rp_strs_free(&live);
-	rp_strs_free(&dead);
 	grid_free(&g);
 	grid_free(&ref);
 }
@@ -710,32 +732,16 @@ static void t_slab_seq(const struct rp_set *s)
 			rp_cell(&t, "%s(%s)", k ? "free" : "alloc",
 				g.rows.v[i]);
 			for (j = 0; j < g.cols.n; j++)
-				unit_cell(&t, s, grid_get(&g, g.rows.v[i],
-							  g.cols.v[j]),
-					  k ? "free_" : "alloc_");
+				fig_cell(&t, s, grid_get(&g, g.rows.v[i],
+							 g.cols.v[j]),
+					 C_UNIT, k ? "free_" : "alloc_");
 		}
 	rp_tab_print(&t);
 
 	/* g. seed table 2: the same in ns, "alloc / free" */
 	title(s, "Slab, seed table 2: alloc / free per object, ns (slab/seq)");
 	caption(s, "ns", "\"alloc / free\" per object", "see table 1");
-	grid_tab(&t, "size (B)", &g.cols);
-	for (i = 0; i < g.rows.n; i++) {
-		rp_cell(&t, "%s", g.rows.v[i]);
-		for (j = 0; j < g.cols.n; j++) {
-			const struct rp_bench *b = grid_get(&g, g.rows.v[i],
-							    g.cols.v[j]);
-			struct rp_fig a, f;
-
-			if (!b || b->skip) {
-				skip_cell(&t, b);
-				continue;
-			}
-			rp_fig(b, "alloc_ns", &a);
-			rp_fig(b, "free_ns", &f);
-			rp_cell(&t, "%s / %s", rp_num(a.v), rp_num(f.v));
-		}
-	}
+	grid_fill(&t, s, &g, &g.cols, "size (B)", 0, C_AF_NS, NULL);
 	rp_tab_print(&t);
 	grid_free(&g);
 }
@@ -744,7 +750,6 @@ static void t_slab_pair(const struct rp_set *s)
 {
 	struct grid g = { 0 };
 	struct rp_tab t;
-	int i, j;
 
 	slab_grid(s, &g, "pair", AX_SIZE, 0, 0);
 	if (!g.n) {
@@ -754,24 +759,7 @@ static void t_slab_pair(const struct rp_set *s)
 	title(s, "Slab, seed table 2 (pairs): alloc+free pairs (slab/pair)");
 	caption(s, NULL, "per pair, then ns",
 		"(min - max) of the unit figure");
-	grid_tab(&t, "size (B)", &g.cols);
-	for (i = 0; i < g.rows.n; i++) {
-		rp_cell(&t, "%s", g.rows.v[i]);
-		for (j = 0; j < g.cols.n; j++) {
-			const struct rp_bench *b = grid_get(&g, g.rows.v[i],
-							    g.cols.v[j]);
-			struct rp_fig u, f;
-
-			if (!b || b->skip) {
-				skip_cell(&t, b);
-				continue;
-			}
-			rp_fig_unit(s, b, "", &u);
-			rp_fig(b, "real_time", &f);
-			rp_cell(&t, "%s%s / %s ns", rp_num(u.v), rp_range(&u),
-				rp_num(f.v));
-		}
-	}
+	grid_fill(&t, s, &g, &g.cols, "size (B)", 0, C_PAIR, NULL);
 	rp_tab_print(&t);
 	grid_free(&g);
 }
@@ -784,29 +772,9 @@ static void af_tab(const struct rp_set *s, const struct grid *g,
 		   const char *first, const char *field)
 {
 	struct rp_tab t;
-	int i, j;
 
-	grid_tab(&t, first, &g->cols);
-	for (i = 0; i < g->rows.n; i++) {
-		rp_cell(&t, "%s", g->rows.v[i]);
-		for (j = 0; j < g->cols.n; j++) {
-			const struct rp_bench *b = grid_get(g, g->rows.v[i],
-							    g->cols.v[j]);
-			struct rp_fig a, f;
-
-			if (!b || b->skip) {
-				skip_cell(&t, b);
-			} else if (field) {
-				rp_fig(b, field, &a);
-				rp_cell(&t, "%s", rp_num(a.v));
-			} else {
-				rp_fig_unit(s, b, "alloc_", &a);
-				rp_fig_unit(s, b, "free_", &f);
-				rp_cell(&t, "%s / %s", rp_num(a.v),
-					rp_num(f.v));
-			}
-		}
-	}
+	grid_fill(&t, s, g, &g->cols, first, 0,
+		  field ? C_FIELD : C_AF, field);
 	rp_tab_print(&t);
 }
 
@@ -1001,31 +969,6 @@ static void t_slab_beside(const struct rp_set *s)
 	grid_free(&g);
 }
 
-/* The design with the lowest figure of wl at arg:v; NULL if none. */
-static const char *best_design(const struct rp_set *s, const char *wl,
-			       const char *arg, long v, struct rp_fig *best)
-{
-	const char *who = NULL;
-	struct rp_fig f;
-	int i;
-
-	rp_fig(NULL, "", best);
-	for (i = 0; i < s->nr_bench; i++) {
-		struct slab_key k;
-
-		if (!slab_parse(&s->bench[i], &k) || strcmp(k.wl, wl) ||
-		    !is_design(k.impl) ||
-		    (!strcmp(arg, "size") ? k.size : k.bulk) != v)
-			continue;
-		if (rp_fig_unit(s, &s->bench[i], "", &f) &&
-		    (!who || f.v < best->v)) {
-			*best = f;
-			who = rp_f(&s->bench[i], "design");
-		}
-	}
-	return who;
-}
-
 static void target(double ratio, double goal, bool at_most)
 {
 	if (isnan(ratio))
@@ -1050,7 +993,7 @@ static void t_slab_targets(const struct rp_set *s)
 	printf("Unit: %s; medians.%s\n\n", s->unit,
 	       s->emulated ? " **Emulated: these ratios mean nothing.**" : "");
 
-	who = best_design(s, "pair", "size", 64, &best);
+	who = rp_best_design(s, "pair", "size", 64, &best);
 	rp_fig_unit(s, rp_slab(s, "pair", "malloc-glibc", "size", 64), "",
 		    &glibc);
 	rp_fig_unit(s, rp_slab(s, "pair", "malloc-tcmalloc", "size", 64),
@@ -1063,7 +1006,7 @@ static void t_slab_targets(const struct rp_set *s)
 	printf("\n- the same / malloc-tcmalloc (%s): ", rp_num(tc.v));
 	target(best.v / tc.v, 0.7, true);
 
-	bwho = best_design(s, "bulk", "bulk", 16, &bulk);
+	bwho = rp_best_design(s, "bulk", "bulk", 16, &bulk);
 	rp_fig(NULL, "", &pair);
 	if (bwho)
 		rp_fig_unit(s, rp_slab(s, "pair", bwho, "size", 256), "",
