@@ -211,9 +211,7 @@ SLAB_RSEQ_ENTRIES(array_mm_cid, array, mm_cid, mm_cid)
 static const char *array_how(struct ak_kmem_cache *s, bool leaf)
 {
 	if (leaf)
-		return AK_HAVE_ARCH_RSEQ_AT ?
-		       "array pop/push: one rseq section each, from the cache's own entry points; the section reads the id itself" :
-		       "array pop/push: one rseq section each, from the cache's own entry points";
+		return "array pop/push: one rseq section each, from the cache's own entry points; the section reads the id itself";
 	return ak_percpu_mode_is_rseq(s->mode) ?
 	       "this_cpu_array_pop/push: one rseq section each" :
 	       "this_cpu_array_pop/push fallback: per-copy try-lock";

@@ -639,9 +639,7 @@ SLAB_RSEQ_ENTRIES(sheaf_mm_cid, sheaf, mm_cid, mm_cid)
 static const char *sheaf_how(struct ak_kmem_cache *s, bool leaf)
 {
 	if (leaf)
-		return AK_HAVE_ARCH_RSEQ_AT ?
-		       "main sheaf popped/pushed in place: one rseq section each, from the cache's own entry points; the section reads the id itself; the slow path takes main by this_cpu_xchg" :
-		       "main sheaf popped/pushed in place: one rseq section each, from the cache's own entry points; the slow path takes main by this_cpu_xchg";
+		return "main sheaf popped/pushed in place: one rseq section each, from the cache's own entry points; the section reads the id itself; the slow path takes main by this_cpu_xchg";
 	return ak_percpu_mode_is_rseq(s->mode) ?
 	       "main sheaf taken by this_cpu_xchg, put back by this_cpu_cmpxchg (rseq sections)" :
 	       s->mode == AK_PERCPU_ATOMIC ?

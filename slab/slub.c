@@ -536,9 +536,7 @@ static int list_init(struct ak_kmem_cache *s,
 static const char *list_how(struct ak_kmem_cache *s, bool leaf)
 {
 	if (leaf)
-		return AK_HAVE_ARCH_RSEQ_AT ?
-		       "list pop/push: one rseq section each, no tid, from the cache's own entry points; the section reads the id itself" :
-		       "list pop/push: one rseq section each, no tid, from the cache's own entry points";
+		return "list pop/push: one rseq section each, no tid, from the cache's own entry points; the section reads the id itself";
 	return ak_percpu_mode_is_rseq(s->mode) ?
 	       "this_cpu_list_pop/push: one rseq section each, no tid" :
 	       s->mode == AK_PERCPU_ATOMIC ?

@@ -15,12 +15,6 @@
 # define AK_HAVE_ARCH_RSEQ	0
 #endif
 
-/*
- * Every section reads the id itself: kept, equal to AK_HAVE_ARCH_RSEQ,
- * for callers that still name the sections' older distinction.
- */
-#define AK_HAVE_ARCH_RSEQ_AT	AK_HAVE_ARCH_RSEQ
-
 #if !AK_HAVE_ARCH_RSEQ
 
 /* The parameters of a stub are its signature only. */
