@@ -244,9 +244,14 @@ static inline const size_t *__ak_percpu_stridep(const void *pcp)
 
 /* ---- word-size ops: add_return and cmpxchg; the rest derive ---- */
 
+/*
+ * add_return works on element i of the per-CPU array pcp, so that one
+ * body serves ak_this_cpu_add (i = 0) and ak_this_cpu_add_elem64.
+ */
 #define __AK_PERCPU_WIDTH(bits)						\
 __ak_inline uint##bits##_t						\
-__ak_this_cpu_add_return##bits(uint##bits##_t *pcp, uint##bits##_t v)	\
+__ak_this_cpu_add_return_elem##bits(uint##bits##_t *pcp, size_t i,	\
+				    uint##bits##_t v)			\
 {									\
 	enum ak_percpu_mode m = ak_percpu_mode();			\
 	uint##bits##_t *p, old;						\
@@ -254,20 +259,25 @@ __ak_this_cpu_add_return##bits(uint##bits##_t *pcp, uint##bits##_t v)	\
 	if (__AK_RSEQ_MODE(m)) {					\
 		struct ak_rseq_abi *rs = ak_rseq_thread();		\
 		const uint32_t *idp = ak_rseq_id_field(rs, m);		\
-		void *base = pcp;					\
+		void *base = &pcp[i];					\
 									\
 		while (ak_unlikely(ak_rseq_add##bits(rs, idp, &base,	\
 				__ak_percpu_stridep(pcp), v, &old) < 0))	\
 			ak_rseq_count_abort();				\
 		return old + v;						\
 	}								\
-	p = ak_per_cpu_ptr(pcp, __ak_this_slot(m));			\
+	p = &ak_per_cpu_ptr(pcp, __ak_this_slot(m))[i];			\
 	if (m == AK_PERCPU_ATOMIC)					\
 		return ak_fetch_add_relaxed(p, v) + v;			\
 	old = *(volatile uint##bits##_t *)p;				\
 	while (!ak_try_cmpxchg_local(p, &old, old + v))			\
 		;							\
 	return old + v;							\
+}									\
+__ak_inline uint##bits##_t						\
+__ak_this_cpu_add_return##bits(uint##bits##_t *pcp, uint##bits##_t v)	\
+{									\
+	return __ak_this_cpu_add_return_elem##bits(pcp, 0, v);		\
 }									\
 __ak_inline uint##bits##_t						\
 __ak_this_cpu_cmpxchg##bits(uint##bits##_t *pcp, uint##bits##_t o,	\
@@ -556,28 +566,7 @@ static inline void *ak_this_cpu_array_pop(struct ak_percpu_array *pcp)
 static inline void ak_this_cpu_add_elem64(uint64_t *pcp, size_t i,
 					  uint64_t v)
 {
-	enum ak_percpu_mode m = ak_percpu_mode();
-	uint64_t *c, old;
-
-	if (ak_percpu_mode_is_rseq(m)) {
-		struct ak_rseq_abi *rs = ak_rseq_thread();
-		const uint32_t *idp = ak_rseq_id_field(rs, m);
-		void *base = &pcp[i];
-
-		while (ak_unlikely(ak_rseq_add64(rs, idp, &base,
-				__ak_percpu_stridep(pcp), v, &old) < 0))
-			ak_rseq_count_abort();
-		return;
-	}
-	c = ak_per_cpu_ptr(pcp, ak_percpu_this_slot(m));
-	if (m == AK_PERCPU_THREAD) {
-		/* the thread's own copy, and no signal handler calls in */
-		__atomic_store_n(&c[i], __atomic_load_n(&c[i],
-							__ATOMIC_RELAXED) + v,
-				 __ATOMIC_RELAXED);
-		return;
-	}
-	ak_fetch_add_relaxed(&c[i], v);	/* any thread may share the copy */
+	(void)__ak_this_cpu_add_return_elem64(pcp, i, v);
 }
 
 /*
