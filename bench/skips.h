@@ -50,6 +50,8 @@ extern "C" {
 	S(UNUSABLE,							\
 	  "this CPU lacks the feature it needs (or AK_CPU_DISABLE hides it)") \
 	S(PERCPU_MODE, "the library refuses this per-CPU mode here")	\
+	S(RSEQ_ONLY,							\
+	  "an rseq-only op or section, and this per-CPU mode is not rseq") \
 	S(NO_FLUSH,							\
 	  "I needs a cache flush instruction, and none is known on this arch") \
 	S(X86_64_ONLY,							\

@@ -6,6 +6,26 @@
  * mode this machine cannot run is reported as skipped with the reason.
  * The mode is switched per benchmark, which ak_percpu_set_mode() allows
  * while no per-CPU memory is allocated; each body allocates its own.
+ *
+ * Besides the ops one by one, the pairs each slab design's fastpath runs
+ * for one alloc and one free, in the shape of slab/pair (one pop, then
+ * one push of what it popped, per iteration), so that a design's pair
+ * can be set beside the primitives under it (doc/benchmarks.md,
+ * "Fastpath primitives"):
+ *
+ *   list_pop_push, array_push_pop   the this_cpu list and array ops
+ *   array_ptr_pop_push              the array_ptr ops (rseq modes only)
+ *   tid_pop_push                    slub-tid: {freelist, tid} snapshot,
+ *                                   this_cpu_try_cmpxchg128
+ *   local_pop_push                  slub-local: the same snapshot on the
+ *                                   slot pinned first, committed as its
+ *                                   mode does (rseq: this_cpu_try_
+ *                                   cmpxchg128; atomic: cmpxchg128 on the
+ *                                   slot; thread: cmpxchg128_local)
+ *   *_section                       the rseq sections alone, called as a
+ *                                   design's own entry points call them
+ *                                   (no mode switch, no registration
+ *                                   check): rseq-list, array, sheaf
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,13 +37,24 @@
 
 enum op {
 	OP_READ, OP_WRITE, OP_ADD, OP_ADD_RETURN, OP_XCHG, OP_CMPXCHG,
-	OP_TRY_CMPXCHG, OP_CMPXCHG128, OP_LIST, OP_ARRAY, OP_NR
+	OP_TRY_CMPXCHG, OP_CMPXCHG128, OP_LIST, OP_ARRAY, OP_ARRAY_PTR,
+	OP_TID_PAIR, OP_LOCAL_PAIR, OP_LIST_SECTION, OP_ARRAY_SECTION,
+	OP_ARRAY_PTR_SECTION, OP_NR
 };
 
 static const char *const op_names[OP_NR] = {
 	"read", "write", "add", "add_return", "xchg", "cmpxchg",
 	"try_cmpxchg", "cmpxchg128", "list_pop_push", "array_push_pop",
+	"array_ptr_pop_push", "tid_pop_push", "local_pop_push",
+	"list_pop_push_section", "array_pop_push_section",
+	"array_ptr_pop_push_section",
 };
+
+/* The ops that exist in the rseq modes only. */
+static bool rseq_only(enum op op)
+{
+	return op >= OP_ARRAY_PTR && op != OP_TID_PAIR && op != OP_LOCAL_PAIR;
+}
 
 struct pc_bench {
 	enum op op;
@@ -38,7 +69,243 @@ static struct pc_bench table[OP_NR * AK_PERCPU_NR_MODES];
 			body;						\
 		}
 
-static void run_op(struct akb_state *s, enum op op)
+/*
+ * slub-tid's and slub-local's per-CPU freelist: {freelist, tid} as one
+ * 16-byte pair, tids unique per slot (tid = slot mod step), and one node
+ * per slot on it to pop and push back.
+ */
+struct tid_cpu {
+	union {
+		ak_u128 pair;
+		struct {
+			void *freelist;
+			unsigned long tid;
+		};
+	};
+} __attribute__((aligned(64)));
+
+struct tid_list {
+	struct tid_cpu *pcp;
+	void **nodes;
+	unsigned long step;
+};
+
+static bool tid_list_init(struct tid_list *t)
+{
+	unsigned int cpu, n = ak_nr_cpus();
+
+	t->pcp = ak_percpu_alloc(sizeof(struct tid_cpu), 64);
+	t->nodes = calloc(n, sizeof(void *));
+	if (!t->pcp || !t->nodes) {
+		ak_percpu_free(t->pcp);
+		free(t->nodes);
+		return false;
+	}
+	for (t->step = 1; t->step < n; t->step <<= 1)
+		;
+	ak_for_each_cpu(cpu) {
+		struct tid_cpu *c = ak_per_cpu_ptr(t->pcp, cpu);
+
+		c->freelist = &t->nodes[cpu];	/* its link: NULL */
+		c->tid = cpu;
+	}
+	return true;
+}
+
+static void tid_list_fini(struct tid_list *t)
+{
+	ak_percpu_free(t->pcp);
+	free(t->nodes);
+}
+
+/* {head, tid} -> {nhead, tid + step}: the commit of slub-tid (local
+ * false) or slub-local (local true) in mode m, as slab/slub.c runs it. */
+static inline bool tid_commit(struct tid_list *t, bool local,
+			      enum ak_percpu_mode m, struct tid_cpu *c,
+			      void *head, unsigned long tid, void *nhead)
+{
+	ak_u128 o = ak_u128_from_words((uintptr_t)head, tid);
+	ak_u128 nw = ak_u128_from_words((uintptr_t)nhead, tid + t->step);
+
+	if (local && m == AK_PERCPU_THREAD)
+		return ak_try_cmpxchg128_local(&c->pair, &o, nw);
+	if (local && m == AK_PERCPU_ATOMIC)
+		return ak_try_cmpxchg128(&c->pair, &o, nw);
+	return ak_this_cpu_try_cmpxchg128(&t->pcp->pair, &o, nw);
+}
+
+/* The slot's {freelist, tid}, tid read first, as slab/slub.c reads it. */
+static inline struct tid_cpu *tid_snap(struct tid_list *t,
+				       unsigned long *tid, void **head)
+{
+	struct tid_cpu *c = ak_this_cpu_ptr(t->pcp);
+
+	*tid = __atomic_load_n(&c->tid, __ATOMIC_RELAXED);
+	akb_clobber();
+	*head = __atomic_load_n(&c->freelist, __ATOMIC_RELAXED);
+	return c;
+}
+
+static inline void *tid_pop(struct tid_list *t, bool local,
+			    enum ak_percpu_mode m)
+{
+	struct tid_cpu *c;
+	unsigned long tid;
+	void *fp;
+
+	for (;;) {
+		c = tid_snap(t, &tid, &fp);
+		if (!fp)
+			return NULL;
+		if (tid_commit(t, local, m, c, fp, tid,
+			       *(void *volatile *)fp))
+			return fp;
+	}
+}
+
+static inline void tid_push(struct tid_list *t, bool local,
+			    enum ak_percpu_mode m, void *fp)
+{
+	struct tid_cpu *c;
+	unsigned long tid;
+	void *head;
+
+	do {
+		c = tid_snap(t, &tid, &head);
+		*(void *volatile *)fp = head;
+	} while (!tid_commit(t, local, m, c, head, tid, fp));
+}
+
+static void run_tid_pair(struct akb_state *s, bool local,
+			 enum ak_percpu_mode m)
+{
+	struct tid_list t;
+	uint64_t n, i;
+
+	if (!tid_list_init(&t)) {
+		akb_fail(s, "out of per-CPU memory");
+		return;
+	}
+	LOOP(void *o = tid_pop(&t, local, m); if (o) tid_push(&t, local, m, o));
+	tid_list_fini(&t);
+}
+
+/*
+ * The array_ptr layout (sheaf's main): each slot points to an array of
+ * its own, which holds one object to pop and push back.
+ */
+#define AP_LIMIT	16
+
+struct ap_array {
+	unsigned long count;
+	void *slots[AP_LIMIT];
+};
+
+static void **ap_init(struct ap_array **arrays)
+{
+	unsigned int cpu;
+	void **pcp = ak_percpu_alloc(sizeof(void *), 64);
+	static int obj;
+
+	*arrays = calloc(ak_nr_cpus(), sizeof(**arrays));
+	if (!pcp || !*arrays) {
+		ak_percpu_free(pcp);
+		free(*arrays);
+		return NULL;
+	}
+	ak_for_each_cpu(cpu) {
+		(*arrays)[cpu].count = 1;
+		(*arrays)[cpu].slots[0] = &obj;
+		*ak_per_cpu_ptr(pcp, cpu) = &(*arrays)[cpu];
+	}
+	return pcp;
+}
+
+/*
+ * The sections as the designs' rseq entry points run them: the thread's
+ * rseq area and the mode's id field taken once, the base and stride read
+ * from memory by the section; an abort is counted and the op run again.
+ */
+struct sect {
+	struct ak_rseq_abi *rs;
+	const uint32_t *idp;
+	void *base;
+	size_t stride;
+};
+
+static void sect_init(struct sect *x, void *pcp, enum ak_percpu_mode m)
+{
+	(void)ak_this_cpu_ptr((char *)pcp);	/* registers the thread */
+	x->rs = ak_rseq_area();
+	x->idp = ak_rseq_id_field(x->rs, m);
+	x->base = pcp;
+	x->stride = ak_percpu_stride(pcp);
+}
+
+#define SECT(call)							\
+	({								\
+		int __rc;						\
+		while ((__rc = (call)) < 0)				\
+			ak_rseq_count_abort();				\
+		__rc;							\
+	})
+
+static void run_sections(struct akb_state *s, enum op op,
+			 enum ak_percpu_mode m)
+{
+	struct ak_percpu_list *l;
+	struct ak_percpu_array *a;
+	struct ap_array *arrays;
+	static void *node[2];	/* readable while on a list */
+	static int obj;
+	struct sect x;
+	uint64_t n, i;
+	void **pp, *o;
+
+	switch (op) {
+	case OP_LIST_SECTION:
+		l = ak_percpu_alloc(sizeof(*l), 16);
+		if (!l)
+			break;
+		ak_this_cpu_list_push(l, &node[0]);
+		sect_init(&x, l, m);
+		LOOP(if (!SECT(ak_rseq_list_pop(x.rs, x.idp, &x.base,
+						&x.stride, &o)))
+			SECT(ak_rseq_list_push(x.rs, x.idp, &x.base,
+					       &x.stride, o)));
+		ak_percpu_free(l);
+		return;
+	case OP_ARRAY_SECTION:
+		a = ak_percpu_alloc(ak_percpu_array_size(AP_LIMIT), 64);
+		if (!a)
+			break;
+		ak_this_cpu_array_push(a, AP_LIMIT, &obj);
+		sect_init(&x, a, m);
+		LOOP(if (!SECT(ak_rseq_array_pop(x.rs, x.idp, &x.base,
+						 &x.stride, &o)))
+			SECT(ak_rseq_array_push(x.rs, x.idp, &x.base,
+						&x.stride, AP_LIMIT, o)));
+		ak_percpu_free(a);
+		return;
+	case OP_ARRAY_PTR_SECTION:
+		pp = ap_init(&arrays);
+		if (!pp)
+			break;
+		sect_init(&x, pp, m);
+		LOOP(if (!SECT(ak_rseq_array_ptr_pop(x.rs, x.idp, &x.base,
+						     &x.stride, &o)))
+			SECT(ak_rseq_array_ptr_push(x.rs, x.idp, &x.base,
+						    &x.stride, AP_LIMIT, o)));
+		ak_percpu_free(pp);
+		free(arrays);
+		return;
+	default:
+		return;
+	}
+	akb_fail(s, "out of per-CPU memory");
+}
+
+static void run_op(struct akb_state *s, enum op op, enum ak_percpu_mode m)
 {
 	uint64_t n, i, v = 0;
 
@@ -123,6 +390,29 @@ static void run_op(struct akb_state *s, enum op op)
 		ak_percpu_free(a);
 		break;
 	}
+	case OP_ARRAY_PTR: {
+		struct ap_array *arrays;
+		void **pp = ap_init(&arrays), *o;
+
+		if (!pp) {
+			akb_fail(s, "out of per-CPU memory");
+			break;
+		}
+		LOOP(if ((o = ak_this_cpu_array_ptr_pop(pp)))
+			ak_this_cpu_array_ptr_push(pp, AP_LIMIT, o));
+		ak_percpu_free(pp);
+		free(arrays);
+		break;
+	}
+	case OP_TID_PAIR:
+	case OP_LOCAL_PAIR:
+		run_tid_pair(s, op == OP_LOCAL_PAIR, m);
+		break;
+	case OP_LIST_SECTION:
+	case OP_ARRAY_SECTION:
+	case OP_ARRAY_PTR_SECTION:
+		run_sections(s, op, m);
+		break;
 	default:
 		break;
 	}
@@ -138,7 +428,7 @@ static void bm_percpu(struct akb_state *s)
 		akb_fail(s, "could not switch the per-CPU mode");
 		return;
 	}
-	run_op(s, b->op);
+	run_op(s, b->op, b->mode);
 	snprintf(label, sizeof(label), "mode %s, %lu rseq aborts",
 		 ak_percpu_mode_name(b->mode), ak_rseq_aborts() - a0);
 	akb_label(s, label);
@@ -166,5 +456,8 @@ void akb_suite_percpu(void)
 			akb_field(d, "mode", ak_percpu_mode_name(b->mode));
 			if (!ak_percpu_mode_available(b->mode, &why))
 				akb_skip_always(d, AKB_SKIP_PERCPU_MODE, why);
+			else if (rseq_only(b->op) &&
+				 !ak_percpu_mode_is_rseq(b->mode))
+				akb_skip_always(d, AKB_SKIP_RSEQ_ONLY, NULL);
 		}
 }

@@ -245,6 +245,34 @@ static void bm_ref_mutex(struct akb_state *s)
 		}
 }
 
+/*
+ * The locked slab design's alloc+free without the allocator around it:
+ * one mutex hold to pop a list's head, one to push it back.
+ */
+static void bm_ref_mutex_pop_push(struct akb_state *s)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	static void *node[2];	/* node[0] is the list's one node */
+	static void *head;	/* in memory, as the design's list head */
+	uint64_t n, i;
+	void *p;
+
+	head = &node[0];
+	akb_label(s, "pthread_mutex_lock; pop; unlock; lock; push; unlock");
+	while (akb_batch(s, &n))
+		for (i = 0; i < n; i++) {
+			pthread_mutex_lock(&lock);
+			p = head;
+			head = *(void *volatile *)p;
+			pthread_mutex_unlock(&lock);
+			akb_keep(p);
+			pthread_mutex_lock(&lock);
+			*(void *volatile *)p = head;
+			head = p;
+			pthread_mutex_unlock(&lock);
+		}
+}
+
 static void ref(const char *op, const char *metric, akb_fn fn,
 		const char *insn)
 {
@@ -290,6 +318,8 @@ void akb_suite_uncontended(void)
 	    "pthread_spin_lock; x++; pthread_spin_unlock");
 	ref("mutex", "lat", bm_ref_mutex,
 	    "pthread_mutex_lock; x++; pthread_mutex_unlock");
+	ref("mutex_pop_push", "lat", bm_ref_mutex_pop_push,
+	    "pthread_mutex_lock; pop; unlock; lock; push; unlock");
 	for (k = 0; k < sizeof(entries) / sizeof(entries[0]); k++) {
 		const struct entry *e = &entries[k];
 		const struct ak_variant *v;
