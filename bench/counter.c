@@ -388,3 +388,111 @@ const struct akb_counter_info *akb_counter_info(void)
 {
 	return &info;
 }
+
+/* ---- the timer's own cost in a timed region ---- */
+
+#define TC_SAMPLES	1001	/* per round: odd, so the median is one */
+#define TC_MAX_ROUNDS	30
+#define TC_AGREE	3	/* steady rounds in a row that must agree */
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * A spread small enough to call a round steady: 5% of the median, or one
+ * step of the counter if that is more.  Some counters step by more than
+ * one (a virtualised TSC by tens of ticks, a timebase slower than the
+ * core): the step is the smallest difference between two samples within
+ * the round's interquartile range (so that no outlier sets it), at least
+ * one tick.
+ */
+static double tc_tolerance(double median, double step)
+{
+	return median / 20 > step ? median / 20 : step;
+}
+
+/* The smallest positive difference in the sorted v[from..to]. */
+static double tc_step(const uint64_t *v, int from, int to)
+{
+	uint64_t step = 0;
+	int i;
+
+	for (i = from + 1; i <= to; i++)
+		if (v[i] != v[i - 1] && (!step || v[i] - v[i - 1] < step))
+			step = v[i] - v[i - 1];
+	return step ? (double)step : 1;
+}
+
+/*
+ * Rounds of TC_SAMPLES empty regions.  A round is steady when its
+ * interquartile range is within the tolerance of its median (an interrupt
+ * or a migration moves single samples, which the quartiles ignore).  We
+ * stop when TC_AGREE steady rounds in a row have medians within the
+ * tolerance of the first of them, and take the lowest of their medians:
+ * a low figure, so that a correction takes off no more than the timer
+ * typically adds.  Without such a run of rounds, the lowest median
+ * of any steady round is taken (of any round if none was steady), and
+ * steady is false.
+ */
+void akb_timer_cost(uint64_t (*empty)(void *arg), void *arg,
+		    struct akb_timer_cost *out)
+{
+	static __thread uint64_t v[TC_SAMPLES];
+	double med, iqr, tol, step, low_steady = -1, low_steady_iqr = 0;
+	double low_any = -1, low_any_iqr = 0, run_low = 0, run_iqr = 0;
+	double run_first = 0, run_tol = 0;
+	int r, i, run = 0;
+
+	out->steady = false;
+	for (r = 0; r < TC_MAX_ROUNDS; r++) {
+		for (i = 0; i < TC_SAMPLES; i++)
+			v[i] = empty(arg);
+		qsort(v, TC_SAMPLES, sizeof(v[0]), cmp_u64);
+		med = (double)v[TC_SAMPLES / 2];
+		iqr = (double)(v[3 * TC_SAMPLES / 4] - v[TC_SAMPLES / 4]);
+		step = tc_step(v, TC_SAMPLES / 4, 3 * TC_SAMPLES / 4);
+		tol = tc_tolerance(med, step);
+		if (low_any < 0 || med < low_any) {
+			low_any = med;
+			low_any_iqr = iqr;
+		}
+		if (iqr > tol) {
+			run = 0;
+			continue;
+		}
+		if (low_steady < 0 || med < low_steady) {
+			low_steady = med;
+			low_steady_iqr = iqr;
+		}
+		if (run && (med > run_first + run_tol ||
+			    med < run_first - run_tol))
+			run = 0;
+		if (!run || med < run_low) {
+			if (!run) {
+				run_first = med;
+				run_tol = tol;
+			}
+			run_low = med;
+			run_iqr = iqr;
+		}
+		if (++run == TC_AGREE) {
+			out->steady = true;
+			break;
+		}
+	}
+	out->rounds = r < TC_MAX_ROUNDS ? r + 1 : r;
+	if (out->steady) {
+		out->ticks = run_low;
+		out->iqr = run_iqr;
+	} else if (low_steady >= 0) {
+		out->ticks = low_steady;
+		out->iqr = low_steady_iqr;
+	} else {
+		out->ticks = low_any;
+		out->iqr = low_any_iqr;
+	}
+}

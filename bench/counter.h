@@ -55,6 +55,23 @@ double akb_arch_hz(const char **source);
 uint64_t akb_ticks(void);
 uint64_t akb_now_ns(void);
 
+/*
+ * What the timer adds to a region timed between two reads of it, as
+ * ccbench corrects for it: the region with nothing in it, sampled in
+ * rounds until the rounds are steady (akb_timer_cost() in counter.c).
+ */
+struct akb_timer_cost {
+	double ticks;		/* the correction: a steady round's median,
+				 * the lowest of them */
+	double iqr;		/* that round's interquartile range */
+	int rounds;		/* rounds taken */
+	bool steady;		/* three steady rounds in a row agreed */
+};
+
+/* empty(arg): one timed region with nothing in it, its ticks. */
+void akb_timer_cost(uint64_t (*empty)(void *arg), void *arg,
+		    struct akb_timer_cost *out);
+
 #ifdef __cplusplus
 }
 #endif

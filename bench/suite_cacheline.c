@@ -42,11 +42,16 @@
  * (ak_cmpxchg, ak_fetch_add and ak_xchg of include/atomkit/cmpxchg.h) and
  * a plain volatile load; B knows each line's value, so every CAS succeeds
  * (the "cas_failed" counter says if one did not).  The figure, in the
- * counter's ticks per iteration (one iteration is one round), includes
- * one read of the counter and a fence that makes the operation complete
- * before the second read (lfence on x86-64, dsb ish on arm64, sync on
- * ppc64); the "read_cost" counter is that read's cost, and the L1 row
- * shows both, so subtract either as you prefer.
+ * counter's ticks per iteration (one iteration is one round), is raw: it
+ * includes one read of the counter and a fence that makes the operation
+ * complete before the second read (lfence on x86-64, dsb ish on arm64,
+ * sync on ppc64).  What those add is measured by B, on its CPU, at the
+ * start of every run, as ccbench measures its correction: the same timed
+ * region with no operation in it, in rounds until they are steady
+ * (akb_timer_cost()); the "timer_ticks" counter is that correction, to be
+ * subtracted from the raw figure ("timer_iqr" its spread, "timer_steady"
+ * 1 when the rounds agreed), and "read_cost" is the run context's cost
+ * of back-to-back reads, kept for comparison.
  */
 #define _GNU_SOURCE
 #include <sched.h>
@@ -247,6 +252,21 @@ static void cl_prepare(const struct cl_bench *b, int tid, uint64_t r0)
 	}
 }
 
+/*
+ * The timed region of cl_measure() with no operation in it: what the
+ * counter and the completing fence add to every figure.
+ */
+static uint64_t cl_empty(void *arg)
+{
+	uint64_t t0, t1;
+
+	(void)arg;
+	t0 = akb_ticks();
+	cl_complete();
+	t1 = akb_ticks();
+	return t1 - t0;
+}
+
 /* B: the one timed operation; returns its ticks. */
 static uint64_t cl_measure(const struct cl_bench *b, uint64_t *p,
 			   uint64_t round, uint64_t *shadow, uint64_t *fails)
@@ -364,6 +384,7 @@ static void cl_run(struct akb_state *s)
 	uint64_t stage = tid == 0 ? (uint64_t)nt - 1 : (uint64_t)tid - 1;
 	uint64_t shadow[CL_LINES];
 	uint64_t n, i, j, r = 0, g = 0, fails = 0, ticks;
+	struct akb_timer_cost tc = { 0 };
 	bool first = true;
 
 	cl_hand.cpu[tid < 3 ? tid : 2] = akb_cpu(s);
@@ -383,6 +404,10 @@ static void cl_run(struct akb_state *s)
 				akb_skip(s, AKB_SKIP_THIRD_CPU, NULL);
 				continue;
 			}
+			/* the others wait for their turn meanwhile, as
+			 * they do while B measures */
+			if (tid == 0)
+				akb_timer_cost(cl_empty, NULL, &tc);
 		}
 		ticks = 0;
 		for (i = 0; i < n; i += CL_GROUP, g++) {
@@ -418,6 +443,9 @@ static void cl_run(struct akb_state *s)
 	if (tid == 0 && r) {
 		cl_label(s, b, nt);
 		akb_counter(s, "read_cost", akb_counter_info()->read_cost);
+		akb_counter(s, "timer_ticks", tc.ticks);
+		akb_counter(s, "timer_iqr", tc.iqr);
+		akb_counter(s, "timer_steady", tc.steady);
 		if (b->op == CL_CAS)
 			akb_counter(s, "cas_failed", (double)fails);
 	}

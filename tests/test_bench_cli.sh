@@ -133,6 +133,17 @@ for key in '"name": "slab/seq/slub-tid/size:64/manual_time"' \
 	if grep -q "$key" "$out"; then ok "slab JSON has $key"; else not_ok "slab JSON lacks $key"; fi
 done
 
+# the cache-line suite: the raw figure and, beside it, the timer correction
+bench --benchmark_filter='^cacheline/L1/load(/|$)' $short --benchmark_format=json
+if [ $? -eq 0 ] && grep -q '"timer_ticks": [0-9]' "$out" &&
+	grep -q '"timer_iqr": [0-9]' "$out" &&
+	grep -q '"timer_steady": [01]' "$out" &&
+	grep -q '"\(tsc_ticks\|cntvct_ticks\|tb_ticks\|cycles\|clock_ns\)": [0-9]' "$out"; then
+	ok "cacheline JSON: raw figure, timer_ticks, timer_iqr, timer_steady"
+else
+	not_ok "cacheline JSON: $(grep -o '"[a-z_]*": [0-9.e+-]*' "$out" | head -n 12 | tr '\n' ' ') $(head -c 300 "$err")"
+fi
+
 # allocation failure (AK_SLAB_FAIL_MAPS: the slab cache maps one slab,
 # then no more) ends a run as failed, also where threads wait for each
 # other at barriers (remote free): no hang, no leak reported at destroy

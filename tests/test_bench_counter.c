@@ -3,7 +3,8 @@
  * The benchmark harness's own measuring parts: the counter is monotonic,
  * its frequency agrees with CLOCK_MONOTONIC, a dependent chain twice as
  * long measures twice as long, pinned threads run where their placement
- * says, and without PAPI every counter still names its unit.
+ * says, without PAPI every counter still names its unit, and the timer
+ * correction takes steady rounds and ignores unsteady ones.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -206,6 +207,98 @@ static void test_units_without_papi(void **state)
 	assert_true(strstr(err, "unknown counter") != NULL);
 }
 
+/*
+ * akb_timer_cost() on synthetic samples: a script of rounds, each round
+ * TC_SAMPLES (1001) samples drawn from its own kind.
+ */
+enum tc_kind { TC_CONST, TC_WIDE, TC_OUTLIERS, TC_STEPS };
+
+struct tc_script {
+	const enum tc_kind *kind;	/* per round; the last one repeats */
+	const uint64_t *value;		/* per round, likewise */
+	int nr;
+	long sample;			/* samples handed out */
+};
+
+static uint64_t tc_sample(void *arg)
+{
+	struct tc_script *t = arg;
+	long round = t->sample / 1001, i = t->sample % 1001;
+	int r = round < t->nr ? (int)round : t->nr - 1;
+
+	t->sample++;
+	switch (t->kind[r]) {
+	case TC_WIDE:		/* 0 .. 2 x value, evenly */
+		return (uint64_t)i * 2 * t->value[r] / 1000;
+	case TC_OUTLIERS:	/* one in ten is an interrupt */
+		return i % 10 == 3 ? 100000 : t->value[r];
+	case TC_STEPS:		/* a counter that steps by 21 */
+		return t->value[r] + (i % 4 == 0 ? 0 : i % 4 == 3 ? 42 : 21);
+	default:
+		return t->value[r];
+	}
+}
+
+static void tc_run(const enum tc_kind *kind, const uint64_t *value, int nr,
+		   struct akb_timer_cost *out)
+{
+	struct tc_script t = { kind, value, nr, 0 };
+
+	akb_timer_cost(tc_sample, &t, out);
+	assert_int_equal(t.sample, (long)out->rounds * 1001);
+}
+
+static void test_timer_cost(void **state)
+{
+	static const enum tc_kind noisy_first[] = {
+		TC_WIDE, TC_WIDE, TC_WIDE, TC_WIDE, TC_WIDE, TC_CONST,
+	};
+	static const uint64_t noisy_v[] = { 60, 60, 60, 60, 60, 50 };
+	static const enum tc_kind four[] = {
+		TC_CONST, TC_CONST, TC_CONST, TC_CONST,
+	};
+	static const uint64_t drift[] = { 200, 100, 98, 101 };
+	static const enum tc_kind wide[] = { TC_WIDE };
+	static const enum tc_kind outliers[] = { TC_OUTLIERS };
+	static const enum tc_kind steps[] = { TC_STEPS };
+	static const uint64_t forty[] = { 40 }, five_hundred[] = { 500 };
+	static const uint64_t base[] = { 42 };
+	static const struct {
+		const char *what;
+		const enum tc_kind *kind;
+		const uint64_t *value;
+		int nr;
+		bool steady;
+		int rounds;
+		double ticks, iqr;
+	} cases[] = {
+		{ "the same every time: three rounds, that figure",
+		  four, forty, 1, true, 3, 40, 0 },
+		{ "spread rounds first: not counted, they break no run",
+		  noisy_first, noisy_v, 6, true, 8, 50, 0 },
+		{ "a round far off starts the run again; its lowest is taken",
+		  four, drift, 4, true, 4, 98, 0 },
+		{ "never steady: every round taken, the lowest median",
+		  wide, five_hundred, 1, false, 30, 500, 500 },
+		{ "interrupts in one sample of ten move no quartile",
+		  outliers, forty, 1, true, 3, 40, 0 },
+		{ "a coarse counter: a spread of one step is steady",
+		  steps, base, 1, true, 3, 63, 21 },
+	};
+	struct akb_timer_cost c;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < AK_ARRAY_SIZE(cases); i++) {
+		printf("# %s\n", cases[i].what);
+		tc_run(cases[i].kind, cases[i].value, cases[i].nr, &c);
+		assert_int_equal(c.steady, cases[i].steady);
+		assert_int_equal(c.rounds, cases[i].rounds);
+		assert_true(c.ticks == cases[i].ticks);
+		assert_true(c.iqr == cases[i].iqr);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -215,6 +308,7 @@ int main(void)
 		AK_TEST(test_pinning),
 		AK_TEST(test_pin_refused),
 		AK_TEST(test_units_without_papi),
+		AK_TEST(test_timer_cost),
 	};
 
 	return ak_test_main("bench_counter", tests, AK_ARRAY_SIZE(tests));
