@@ -26,6 +26,11 @@ int akb_emulated(const char **why);
 struct ak_variant;
 void akb_variant_fields(struct akb_def *d, const char *suite,
 			const struct ak_variant *v);
+/*
+ * A cold malloc run of the slab suite, in the fresh process main() is
+ * (--slab-cold-child=SIZE,N,COUNTER); its exit status.
+ */
+int akb_slab_cold_child(const char *spec);
 
 #define AKB_SUITES(S)		\
 	S(harness)		\

@@ -389,6 +389,41 @@ const struct akb_counter_info *akb_counter_info(void)
 	return &info;
 }
 
+const char *akb_counter_kind_name(enum akb_counter_kind kind)
+{
+	switch (kind) {
+	case AKB_COUNTER_PAPI:
+		return "papi";
+	case AKB_COUNTER_ARCH:
+		return "arch";
+	case AKB_COUNTER_NS:
+		return "ns";
+	}
+	return "?";
+}
+
+int akb_counter_select_bare(const char *kind)
+{
+	if (!strcmp(kind, "arch")) {
+		info.kind = AKB_COUNTER_ARCH;
+		info.key = AKB_ARCH_KEY;
+		ticks_fn = akb_arch_ticks;
+	} else if (!strcmp(kind, "ns")) {
+		info.kind = AKB_COUNTER_NS;
+		info.key = "clock_ns";
+		ticks_fn = akb_now_ns;
+#ifdef AKB_HAVE_PAPI
+	} else if (!strcmp(kind, "papi") && akb_papi_probe(NULL)) {
+		info.kind = AKB_COUNTER_PAPI;
+		info.key = "cycles";
+		ticks_fn = papi_ticks;
+#endif
+	} else {
+		return -1;
+	}
+	return 0;
+}
+
 /* ---- the timer's own cost in a timed region ---- */
 
 #define TC_SAMPLES	1001	/* per round: odd, so the median is one */

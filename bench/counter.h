@@ -56,6 +56,15 @@ uint64_t akb_ticks(void);
 uint64_t akb_now_ns(void);
 
 /*
+ * The counter as another process of this program selected it, without
+ * the calibration and read-cost measurement (a fresh process that only
+ * reports ticks: the slab suite's cold malloc rows).  kind as
+ * akb_counter_kind_name() gives it; -1 when it cannot be had here.
+ */
+const char *akb_counter_kind_name(enum akb_counter_kind kind);
+int akb_counter_select_bare(const char *kind);
+
+/*
  * What the timer adds to a region timed between two reads of it, as
  * ccbench corrects for it: the region with nothing in it, sampled in
  * rounds until the rounds are steady (akb_timer_cost() in counter.c).

@@ -254,9 +254,14 @@ static int bench_main(int argc, char **argv, char **gargv)
 
 int main(int argc, char **argv)
 {
-	char **gargv = calloc((size_t)argc + 2, sizeof(char *));
+	static const char cold[] = "--slab-cold-child=";
+	char **gargv;
 	int rc;
 
+	/* before anything else uses the heap (bench/suite_slab.c) */
+	if (argc == 2 && !strncmp(argv[1], cold, sizeof(cold) - 1))
+		return akb_slab_cold_child(argv[1] + sizeof(cold) - 1);
+	gargv = calloc((size_t)argc + 2, sizeof(char *));
 	if (!gargv) {
 		fprintf(stderr, "atomkit-bench: out of memory\n");
 		return 1;

@@ -56,6 +56,8 @@ extern "C" {
 	  "I needs a cache flush instruction, and none is known on this arch") \
 	S(X86_64_ONLY,							\
 	  "x86-64 only (it checks lock cmpxchg against cmpxchg)")	\
+	S(NO_FRESH_PROCESS,						\
+	  "under emulation this program could not start a fresh process of itself for a cold malloc run") \
 	/* more threads than the machine's PUs let a suite count */	\
 	S(TOO_MANY_THREADS,						\
 	  "more threads than the contention suite counts")

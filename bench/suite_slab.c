@@ -9,6 +9,8 @@
  *   slab/seq/<impl>/size:N       N objects allocated, then all freed, in
  *                                runs of 10000 (slab_test's "10000 times
  *                                kmalloc(8)"): alloc and free per object
+ *   slab/seq_cold/<impl>/size:N  the same, each run on a fresh cache (a
+ *                                malloc: in a fresh process)
  *   slab/pair/<impl>/size:N      alloc+free pairs
  *   slab/conc/<impl>/placement:spread/size:N
  *                                every thread N allocs then N frees at
@@ -23,12 +25,34 @@
  * <impl> is a design ("slub-tid", ...) in the default per-CPU mode (rseq
  * where available, else atomic) or "malloc-<name>".  Figures are per
  * object, in the counter's unit and in ns.
+ *
+ * Every workload but seq_cold measures the steady state of a long-lived
+ * cache (or heap), as a program that allocates for minutes sees it: each
+ * run of the benchmark creates its cache, then does one whole round of
+ * the workload untimed, and only then times.  So no figure counts the
+ * first touch of freshly mapped slabs, and none depends on how many
+ * batches Google Benchmark's min time asks for.  The "new_slabs" counter
+ * says how many slabs were mapped while timed: 0 in a steady state.  The
+ * first touch is seq_cold's alone: each of its runs is timed on a cache
+ * created for it (untimed) and destroyed after it (untimed), so its
+ * figure is the cold start, mmap and page faults included; "slabs" is
+ * the number of slabs each run mapped.  A malloc has no cache to make
+ * afresh: its cold run is the first run of a fresh process of this
+ * program (cold_malloc_run()), whose heap nothing has used yet but the
+ * program's own start-up.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <atomkit/slab.h>
 
@@ -37,15 +61,17 @@
 #include "counter.h"
 #include "topo.h"
 
-enum wl { WL_SEQ, WL_PAIR, WL_CONC, WL_REMOTE, WL_BULK, WL_BULK_FALLBACK,
-	  WL_PAIR_MODE, WL_NR };
+enum wl { WL_SEQ, WL_SEQ_COLD, WL_PAIR, WL_CONC, WL_REMOTE, WL_BULK,
+	  WL_BULK_FALLBACK, WL_PAIR_MODE, WL_NR };
 
 static const char *const wl_names[WL_NR] = {
-	"seq", "pair", "conc", "remote", "bulk", "bulk_fallback", "pair_mode",
+	"seq", "seq_cold", "pair", "conc", "remote", "bulk", "bulk_fallback",
+	"pair_mode",
 };
 
 #define IMPL_MALLOC	AK_SLAB_NR_FASTPATHS
 #define SEQ_RUN		10000	/* objects per run, as slab_test */
+#define PAIR_WARM	1000	/* untimed pairs before the timed ones */
 #define CONC_RUN	1000	/* per thread, as slab_test's concurrent */
 #define BULK_SIZE	256	/* the bulk table's object size */
 #define MAX_THREADS	1024
@@ -91,7 +117,29 @@ static const char *malloc_which(void)
 struct src {
 	struct ak_kmem_cache *c;
 	size_t size;
+	unsigned long warm_slabs;	/* slabs mapped when warmed up */
+	bool warmed;			/* the untimed round is done */
 };
+
+/* Slabs the cache has mapped (it unmaps none before destroy). */
+static unsigned long src_slabs(struct src *o)
+{
+	struct ak_kmem_cache_info i;
+
+	if (!o->c)
+		return 0;
+	ak_kmem_cache_info(o->c, &i);
+	return i.nr_slabs;
+}
+
+/* The untimed round is done: what is mapped from now on is counted. */
+static void src_warmed(struct akb_state *s, struct src *o)
+{
+	if (akb_thread_index(s) == 0) {
+		o->warm_slabs = src_slabs(o);
+		o->warmed = true;
+	}
+}
 
 static bool src_open(struct akb_state *s, const struct sl_bench *b,
 		     size_t size, struct src *o)
@@ -100,6 +148,8 @@ static bool src_open(struct akb_state *s, const struct sl_bench *b,
 
 	o->c = NULL;
 	o->size = size;
+	o->warm_slabs = 0;
+	o->warmed = false;
 	if (b->impl == IMPL_MALLOC) {
 		akb_label(s, malloc_which());
 		return true;
@@ -181,65 +231,119 @@ static void **obj_array(struct akb_state *s, size_t n)
 		}							\
 	} while (0)
 
-/* A remote-free run in which some thread could not allocate. */
-static int remote_failed;
+/*
+ * A run of a multi-thread workload in which some thread could not
+ * allocate: every thread sees it after the run's last barrier, so all
+ * stop after the same run.  Reset by thread 0 when all are done.
+ */
+static int run_failed;
+
+/* n allocations into p, timed into *t: how many were had. */
+static uint64_t alloc_run(struct src *o, void **p, uint64_t n, uint64_t *t)
+{
+	uint64_t i, t0 = akb_ticks();
+
+	for (i = 0; i < n; i++)
+		if (!(p[i] = src_alloc(o)))
+			break;
+	*t = akb_ticks() - t0;
+	return i;
+}
+
+/* n frees of p (a NULL was not allocated), timed. */
+static uint64_t free_run(struct src *o, void **p, uint64_t n)
+{
+	uint64_t i, t0 = akb_ticks();
+
+	for (i = 0; i < n; i++)
+		src_free(o, p[i]);
+	return akb_ticks() - t0;
+}
 
 /*
- * n allocations, then n frees, per batch; manual time is both phases.
- * With shared_in (remote free), each thread frees the run another thread
- * allocated, once every thread's run is out; the waits at the barriers
- * are not counted.  A thread that cannot allocate ends its run, frees
- * what it has (remote: NULLs the rest and still meets the barriers, and
- * every thread stops after the same batch), and the run has failed.
+ * One run: n allocations into p, then n frees, timed apart into *ta and
+ * *tf.  With shared_in (remote free), each thread frees the run another
+ * thread allocated, once every thread's run is out; the waits at the
+ * barriers are not counted.  A thread that cannot allocate frees what it
+ * has (remote: NULLs the rest and still meets the barriers, so that every
+ * thread stops after the same run), and the run has failed: false.
  */
-static void run_phases(struct akb_state *s, struct src *o, size_t run,
-		       void **own, void **shared_in)
+static bool run_once(struct akb_state *s, struct src *o, uint64_t n,
+		     void **p, void **shared_in, uint64_t *ta, uint64_t *tf)
 {
-	uint64_t n, i, t0, t1, t2, ta = 0, tf = 0, objs = 0;
-	void **p = own ? own : obj_array(s, run);
-	void **fr = shared_in ? shared_in : p;
+	uint64_t got = alloc_run(o, p, n, ta);
 
-	if (!p)
-		return;
-	while (akb_batch(s, &n)) {
-		t0 = akb_ticks();
-		for (i = 0; i < n; i++)
-			if (!(p[i] = src_alloc(o)))
-				break;
-		t1 = akb_ticks();
-		if (i < n && !shared_in) {
-			while (i--)
-				src_free(o, p[i]);
-			akb_fail(s, SL_NO_OBJECT);
-			goto out;
-		}
-		if (i < n) {
-			memset(p + i, 0, (n - i) * sizeof(*p));
-			__atomic_store_n(&remote_failed, 1, __ATOMIC_RELAXED);
-		}
-		if (shared_in)
-			akb_thread_barrier(s);
-		t2 = akb_ticks();
-		for (i = 0; i < n; i++)
-			src_free(o, fr[i]);	/* NULL: not allocated */
-		t2 = akb_ticks() - t2;
-		if (shared_in) {
-			akb_thread_barrier(s);
-			if (__atomic_load_n(&remote_failed, __ATOMIC_RELAXED)) {
-				akb_fail(s, SL_NO_OBJECT);
-				goto out;
-			}
-		}
-		ta += t1 - t0;
-		tf += t2;
-		objs += n;
-		akb_set_ticks(s, (t1 - t0) + t2);
+	if (got < n && !shared_in) {
+		while (got--)
+			src_free(o, p[got]);
+		akb_fail(s, SL_NO_OBJECT);
+		return false;
 	}
+	if (got < n) {
+		memset(p + got, 0, (n - got) * sizeof(*p));
+		__atomic_store_n(&run_failed, 1, __ATOMIC_RELAXED);
+	}
+	if (shared_in)
+		akb_thread_barrier(s);
+	*tf = free_run(o, shared_in ? shared_in : p, n);
+	if (shared_in) {
+		akb_thread_barrier(s);
+		if (__atomic_load_n(&run_failed, __ATOMIC_RELAXED)) {
+			akb_fail(s, SL_NO_OBJECT);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* The per-object figures of runs that took ta and tf for objs objects. */
+static void run_counters(struct akb_state *s, uint64_t ta, uint64_t tf,
+			 uint64_t objs)
+{
 	phase_counters(s, "alloc", ta);
 	phase_counters(s, "free", tf);
 	if (ta + tf)
 		akb_counter(s, "Mobj_s", (double)objs * akb_counter_info()->hz /
 			    (double)(ta + tf) / 1e6);
+}
+
+/*
+ * Runs of n allocations, then n frees, one per batch, after one untimed
+ * run; manual time is both phases.  Threads that each run their own
+ * (conc) meet once their untimed run is done, so that no thread times
+ * while another still warms up.
+ */
+static void run_phases(struct akb_state *s, struct src *o, size_t run,
+		       void **own, void **shared_in)
+{
+	uint64_t n, a, f, ta = 0, tf = 0, objs = 0;
+	void **p = own ? own : obj_array(s, run);
+	bool ok;
+
+	if (!p)
+		return;
+	ok = run_once(s, o, run, p, shared_in, &a, &f);
+	if (!shared_in && akb_threads(s) > 1) {
+		if (!ok)
+			__atomic_store_n(&run_failed, 1, __ATOMIC_RELAXED);
+		akb_thread_barrier(s);
+		if (ok && __atomic_load_n(&run_failed, __ATOMIC_RELAXED)) {
+			akb_fail(s, SL_NO_OBJECT);
+			ok = false;
+		}
+	}
+	if (!ok)
+		goto out;
+	src_warmed(s, o);
+	while (akb_batch(s, &n)) {
+		if (!run_once(s, o, n, p, shared_in, &a, &f))
+			goto out;
+		ta += a;
+		tf += f;
+		objs += n;
+		akb_set_ticks(s, a + f);
+	}
+	run_counters(s, ta, tf, objs);
 out:
 	if (!own)
 		free(p);
@@ -250,11 +354,206 @@ static void bm_seq(struct akb_state *s, struct src *o)
 	run_phases(s, o, SEQ_RUN, NULL, NULL);
 }
 
+/* ---- cold runs ---- */
+
+/*
+ * One seq run of n objects of size by malloc in the calling process:
+ * "<alloc ticks> <free ticks> <malloc name>" on stdout.  What a fresh
+ * process of this program runs for a cold malloc run (main.c), before it
+ * does anything else.
+ */
+int akb_slab_cold_child(const char *spec)
+{
+	unsigned long long n;
+	struct src o = { 0 };
+	uint64_t ta, tf, got;
+	char kind[16];
+	void **p;
+
+	if (sscanf(spec, "%zu,%llu,%15s", &o.size, &n, kind) != 3 ||
+	    !o.size || !n || n > SEQ_RUN * 100ull ||
+	    akb_counter_select_bare(kind)) {
+		fprintf(stderr, "atomkit-bench: bad cold run '%s'\n", spec);
+		return 2;
+	}
+	p = calloc(n, sizeof(*p));
+	if (!p) {
+		fprintf(stderr, "atomkit-bench: out of memory\n");
+		return 1;
+	}
+	got = alloc_run(&o, p, n, &ta);
+	tf = free_run(&o, p, got);
+	free(p);
+	if (got < n) {
+		fprintf(stderr, "atomkit-bench: malloc returned NULL\n");
+		return 1;
+	}
+	printf("%llu %llu %s\n", (unsigned long long)ta,
+	       (unsigned long long)tf, malloc_which());
+	return 0;
+}
+
+/* This program's file, for a fresh process of it. */
+static bool self_path(char *buf, size_t len)
+{
+	ssize_t r = readlink("/proc/self/exe", buf, len - 1);
+	const char *fn;
+
+	if (r > 0) {
+		buf[r] = 0;
+		return true;
+	}
+	fn = (const char *)getauxval(AT_EXECFN);	/* no /proc */
+	if (!fn || strlen(fn) >= len)
+		return false;
+	strcpy(buf, fn);
+	return true;
+}
+
+/*
+ * Why a cold malloc run has no figure.  Under qemu-user a program cannot
+ * always start another of its arch (no binfmt_misc): a documented skip.
+ */
+static void cold_failed(struct akb_state *s, const char *what)
+{
+	char m[256];
+
+	if (akb_emulated(NULL)) {
+		akb_skip(s, AKB_SKIP_NO_FRESH_PROCESS, what);
+		return;
+	}
+	snprintf(m, sizeof(m), "a cold malloc run in a fresh process: %s",
+		 what);
+	akb_fail(s, m);
+}
+
+/*
+ * A cold malloc run: the first run of a fresh process of this program,
+ * on a heap nothing has used yet but its start-up.  The process inherits
+ * the environment (the preloaded malloc) and this thread's CPU affinity
+ * (it runs where this thread is pinned); it reads the same counter and
+ * must name the same malloc.  Starting it and waiting for it are not
+ * timed.
+ */
+static bool cold_malloc_run(struct akb_state *s, size_t size, uint64_t n,
+			    uint64_t *ta, uint64_t *tf)
+{
+	char exe[PATH_MAX], arg[96], out[256], name[64], why[200];
+	char *argv[] = { exe, arg, NULL };
+	posix_spawn_file_actions_t fa;
+	unsigned long long a, f;
+	size_t got = 0;
+	int fd[2], st, rc;
+	ssize_t r;
+	pid_t pid;
+
+	if (!self_path(exe, sizeof(exe))) {
+		cold_failed(s, "this program's path is unknown");
+		return false;
+	}
+	snprintf(arg, sizeof(arg), "--slab-cold-child=%zu,%llu,%s", size,
+		 (unsigned long long)n,
+		 akb_counter_kind_name(akb_counter_info()->kind));
+	if (pipe2(fd, O_CLOEXEC)) {
+		akb_fail(s, "pipe2 failed");
+		return false;
+	}
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, fd[1], 1);
+	rc = posix_spawn(&pid, exe, &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	close(fd[1]);
+	if (rc) {
+		close(fd[0]);
+		snprintf(why, sizeof(why), "could not start it (%s)",
+			 strerror(rc));
+		cold_failed(s, why);
+		return false;
+	}
+	while (got < sizeof(out) - 1) {
+		r = read(fd[0], out + got, sizeof(out) - 1 - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+	}
+	out[got] = 0;
+	close(fd[0]);
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	if (!WIFEXITED(st) || WEXITSTATUS(st) ||
+	    sscanf(out, "%llu %llu %63s", &a, &f, name) != 3) {
+		snprintf(why, sizeof(why),
+			 "it ended with status %d and said '%.60s'",
+			 WIFEXITED(st) ? WEXITSTATUS(st) : -1, out);
+		cold_failed(s, why);
+		return false;
+	}
+	if (strcmp(name, malloc_which())) {
+		snprintf(why, sizeof(why), "it ran on %s, not %s", name,
+			 malloc_which());
+		cold_failed(s, why);
+		return false;
+	}
+	*ta = a;
+	*tf = f;
+	return true;
+}
+
+/*
+ * seq_cold: each batch is one run on a cache created for it and destroyed
+ * after it (neither timed), or one run in a fresh process (malloc).
+ */
+static void bm_seq_cold(struct akb_state *s, const struct sl_bench *b,
+			size_t size)
+{
+	uint64_t n, a, f, ta = 0, tf = 0, objs = 0, slabs = 0, runs = 0;
+	bool mall = b->impl == IMPL_MALLOC, ok;
+	void **p = mall ? NULL : obj_array(s, SEQ_RUN);
+	struct src o;
+
+	if (!mall && !p)
+		return;
+	if (mall)
+		akb_label(s, malloc_which());
+	while (akb_batch(s, &n)) {
+		if (mall) {
+			if (!cold_malloc_run(s, size, n, &a, &f))
+				break;
+		} else {
+			if (!src_open(s, b, size, &o))
+				break;
+			ok = run_once(s, &o, n, p, NULL, &a, &f);
+			slabs += src_slabs(&o);
+			src_close(s, &o);
+			if (!ok)
+				break;
+		}
+		ta += a;
+		tf += f;
+		objs += n;
+		runs++;
+		akb_set_ticks(s, a + f);
+	}
+	if (runs) {
+		run_counters(s, ta, tf, objs);
+		if (!mall)
+			akb_counter(s, "slabs", (double)slabs / (double)runs);
+	}
+	free(p);
+}
+
 static void bm_pair(struct akb_state *s, struct src *o)
 {
 	uint64_t n, i;
 	void *p;
 
+	for (i = 0; i < PAIR_WARM; i++) {	/* untimed */
+		ALLOC_OR_FAIL(s, o, p);
+		src_free(o, p);
+	}
+	src_warmed(s, o);
 	while (akb_batch(s, &n))
 		for (i = 0; i < n; i++) {
 			ALLOC_OR_FAIL(s, o, p);
@@ -285,8 +584,6 @@ static void bm_remote(struct akb_state *s, struct src *o)
 	akb_thread_barrier(s);
 	free(remote_runs[t]);
 	remote_runs[t] = NULL;
-	if (t == 0)	/* all are past run_phases() */
-		remote_failed = 0;
 }
 
 static __attribute__((noinline)) bool
@@ -347,6 +644,22 @@ static void bulk_from_cpu(struct akb_state *s, const struct src *o,
 	ak_kmem_cache_destroy(twin);
 }
 
+/* One bulk alloc and free of n objects (by single calls: fallback). */
+static inline bool bulk_once(struct src *o, size_t bulk, void **p,
+			     bool fallback)
+{
+	if (fallback || !o->c) {
+		if (!bulk_fallback_alloc(o, bulk, p))
+			return false;
+		bulk_fallback_free(o, bulk, p);
+	} else {
+		if (!ak_kmem_cache_alloc_bulk(o->c, 0, bulk, p))
+			return false;
+		ak_kmem_cache_free_bulk(o->c, bulk, p);
+	}
+	return true;
+}
+
 /* An iteration is one object; a batch is whole bulk calls. */
 static void bm_bulk(struct akb_state *s, struct src *o, bool fallback)
 {
@@ -357,18 +670,13 @@ static void bm_bulk(struct akb_state *s, struct src *o, bool fallback)
 
 	if (!p)
 		return;
+	if (!bulk_once(o, bulk, p, fallback))	/* untimed */
+		goto fail;
+	src_warmed(s, o);
 	while (akb_batch(s, &n))
-		for (i = 0; i < n; i += bulk) {
-			if (fallback || !o->c) {
-				if (!bulk_fallback_alloc(o, bulk, p))
-					goto fail;
-				bulk_fallback_free(o, bulk, p);
-			} else {
-				if (!ak_kmem_cache_alloc_bulk(o->c, 0, bulk, p))
-					goto fail;
-				ak_kmem_cache_free_bulk(o->c, bulk, p);
-			}
-		}
+		for (i = 0; i < n; i += bulk)
+			if (!bulk_once(o, bulk, p, fallback))
+				goto fail;
 	if (o->c && !fallback)
 		bulk_from_cpu(s, o, bulk, p);
 	if (!o->c) {
@@ -392,6 +700,9 @@ static void bm_slab(struct akb_state *s)
 	bool multi = b->wl == WL_CONC || b->wl == WL_REMOTE;
 
 	switch (b->wl) {
+	case WL_SEQ_COLD:
+		bm_seq_cold(s, b, (size_t)akb_range(s));
+		return;
 	case WL_BULK:
 	case WL_BULK_FALLBACK:
 		size = BULK_SIZE;
@@ -439,21 +750,24 @@ static void bm_slab(struct akb_state *s)
 	default:
 		break;
 	}
-	if (multi) {
+	if (multi)
 		akb_thread_barrier(s);
-		if (akb_thread_index(s) == 0) {
-			src_close(s, o);
-			o->size = 0;
-		}
-		akb_thread_barrier(s);
-	} else {
+	if (akb_thread_index(s) == 0) {
+		if (o->c && o->warmed)
+			akb_counter(s, "new_slabs",
+				    (double)(src_slabs(o) - o->warm_slabs));
 		src_close(s, o);
+		o->size = 0;
+		run_failed = 0;	/* every thread is past its runs */
 	}
+	if (multi)
+		akb_thread_barrier(s);
 }
 
 static const int seq_sizes[] = {
 	8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 16384,
 };
+static const int cold_sizes[] = { 64, 4096, 16384 };
 static const int conc_sizes[] = { 32, 64, 128, 256, 512, 1024, 2048, 4096 };
 static const int bulk_sizes[] = { 1, 8, 16, 30, 32, 64, 128, 256 };
 
@@ -492,6 +806,7 @@ static void reg_sized(enum wl wl, int impl, const int *sizes, size_t nr,
 	akb_arg_name(d, argname);
 	switch (wl) {
 	case WL_SEQ:
+	case WL_SEQ_COLD:
 		akb_set_batch(d, SEQ_RUN);
 		break;
 	case WL_CONC:
@@ -524,6 +839,8 @@ void akb_suite_slab(void)
 	for (impl = 0; impl <= IMPL_MALLOC; impl++) {
 		reg_sized(WL_SEQ, impl, seq_sizes, NR(seq_sizes), "size",
 			  AKB_MANUAL_TIME);
+		reg_sized(WL_SEQ_COLD, impl, cold_sizes, NR(cold_sizes),
+			  "size", AKB_MANUAL_TIME);
 		reg_sized(WL_PAIR, impl, seq_sizes, NR(seq_sizes), "size", 0);
 		reg_sized(WL_CONC, impl, conc_sizes, NR(conc_sizes), "size",
 			  AKB_SWEEP | AKB_MANUAL_TIME);

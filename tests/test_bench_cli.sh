@@ -121,17 +121,42 @@ else
 fi
 
 # the slab suite: per-object alloc and free figures, the design's mode and
-# primitive in the label, the bulk share, and malloc named
-bench --benchmark_filter='^slab/(seq/slub-tid/size:64|bulk/sheaf/bulk:16|pair/malloc-[a-z]*/size:64)(/|$)' \
+# primitive in the label, the bulk share, and malloc named; the cold rows
+# under a workload of their own, malloc's in a fresh process
+bench --benchmark_filter='^slab/(seq/slub-tid/size:64|seq_cold/(array|malloc-[a-z]*)/size:64|bulk/sheaf/bulk:16|pair/malloc-[a-z]*/size:64)(/|$)' \
 	$short --benchmark_format=json
 rc=$?
 if [ "$rc" -eq 0 ]; then ok "slab run: exit 0"; else not_ok "slab run: exit $rc: $(head -c 300 "$err")"; fi
 for key in '"name": "slab/seq/slub-tid/size:64/manual_time"' \
 	'"alloc_ns": [0-9]' '"free_ns": [0-9]' \
 	'"label": "slub-tid on [a-z_-]* (' '"from_cpu": [0-9]' \
-	'"name": "slab/pair/malloc-[a-z]*/size:64"'; do
+	'"name": "slab/pair/malloc-[a-z]*/size:64"' \
+	'"name": "slab/seq_cold/array/size:64/manual_time"' \
+	'"name": "slab/seq_cold/malloc-[a-z]*/size:64/manual_time"' \
+	'"ak_workload": "seq_cold"' '"slabs": [1-9]'; do
 	if grep -q "$key" "$out"; then ok "slab JSON has $key"; else not_ok "slab JSON lacks $key"; fi
 done
+# warm rows time the steady state: the untimed round mapped every slab
+if awk '/"name": "slab\/seq\/slub-tid\/size:64\/manual_time"/ { on = 1 }
+	on && /"new_slabs": / { v = $2; sub(/,$/, "", v); exit !(v + 0 == 0) }
+	END { if (!on) exit 1 }' "$out"; then
+	ok "slab/seq warm: no slab mapped while timed"
+else
+	not_ok "slab/seq warm: new_slabs is not 0: $(grep '"new_slabs"' "$out" | head -n 2)"
+fi
+# the cold malloc row's fresh process: bad requests are refused
+bench --slab-cold-child=0,10,arch
+if [ $? -eq 2 ] && grep -q 'bad cold run' "$err"; then
+	ok "--slab-cold-child refuses a bad request"
+else
+	not_ok "--slab-cold-child=0,10,arch: $(head -c 300 "$err")"
+fi
+bench --slab-cold-child=64,100,arch
+if [ $? -eq 0 ] && grep -q '^[0-9]* [0-9]* malloc-[a-z]*$' "$out"; then
+	ok "--slab-cold-child runs one cold run"
+else
+	not_ok "--slab-cold-child=64,100,arch: $(head -c 300 "$out") $(head -c 300 "$err")"
+fi
 
 # the cache-line suite: the raw figure and, beside it, the timer correction
 bench --benchmark_filter='^cacheline/L1/load(/|$)' $short --benchmark_format=json
