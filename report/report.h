@@ -10,6 +10,8 @@
  *   select.c   `select` (the primitive-selection report) and `index`
  *   compare.c  `compare A B`
  *   plot.c     `plot`: gnuplot scripts, data and SVGs
+ *   honest.c   warm and cold slab figures, what a design costs beyond its
+ *              primitive, the targets, timer-corrected cache lines
  *
  * doc/report.md describes what each subcommand prints and how each figure
  * is chosen.  Every figure comes from the files: nothing here invents or
@@ -192,6 +194,8 @@ void md_text(const char *s);
 /* tables.c */
 int cmd_tables(int argc, char **argv);
 void rp_set_header(const struct rp_set *s, int level);
+void rp_head(const struct rp_set *s, const char *what, const char *unit,
+	     const char *cells, const char *spread);
 
 /* select.c */
 int cmd_select(int argc, char **argv);
@@ -202,5 +206,23 @@ int cmd_compare(int argc, char **argv);
 
 /* plot.c */
 int cmd_plot(int argc, char **argv, const char *outdir);
+
+/*
+ * honest.c: issue 14's figures, beside the slab tables of tables.c:
+ * rp_warm() starts their captions (whether the figures are warm, then
+ * what the cells hold); under seed table 1, the seq figures at the large
+ * sizes against the best system allocator's, with what the set shows
+ * about a gap over 2x; the cold start (slab/seq_cold); what each design's
+ * pair costs beyond the per-CPU primitive its fastpath runs; the
+ * targets.  And the cache-line cells: raw - timer_ticks.
+ */
+const char *rp_warm(const struct rp_set *s, const char *cells);
+void rp_slab_seq_gap(const struct rp_set *s);
+void rp_slab_cold(const struct rp_set *s);
+void rp_slab_decomp(const struct rp_set *s);
+void rp_slab_targets(const struct rp_set *s);
+const char *rp_timer_caption(const struct rp_set *s);
+void rp_timer_cell(struct rp_tab *t, const struct rp_set *s,
+		   const struct rp_bench *b);
 
 #endif /* ATOMKIT_REPORT_H */

@@ -80,6 +80,15 @@ static void caption(const struct rp_set *s, const char *unit,
 	       s->reps > 1 ? spread : "none (1 run)");
 }
 
+/* Both, for the tables of other files; no caption where cells is NULL. */
+void rp_head(const struct rp_set *s, const char *what, const char *unit,
+	     const char *cells, const char *spread)
+{
+	title(s, what);
+	if (cells)
+		caption(s, unit, cells, spread);
+}
+
 /* "–" where the set has no such benchmark, "n/a (note)" if skipped. */
 static void skip_cell(struct rp_tab *t, const struct rp_bench *b)
 {
@@ -110,6 +119,7 @@ enum cell {
 	C_AF_NS,	/* the same in ns */
 	C_FIELD,	/* field arg as it is */
 	C_PAIR,		/* the unit figure, its min-max, and ns */
+	C_TIMER,	/* the unit figure less timer_ticks (honest.c) */
 };
 
 static void fig_cell(struct rp_tab *t, const struct rp_set *s,
@@ -150,6 +160,9 @@ static void fig_cell(struct rp_tab *t, const struct rp_set *s,
 		rp_fig(b, "real_time", &f);
 		rp_cell(t, "%s%s / %s ns", rp_num(u.v), rp_range(&u),
 			rp_num(f.v));
+		break;
+	case C_TIMER:
+		rp_timer_cell(t, s, b);
 		break;
 	}
 }
@@ -498,10 +511,9 @@ static void t_cacheline(const struct rp_set *s)
 		return;
 	}
 	title(s, "Cache-line transfer: one operation on a line another CPU left in state M, E, S or I");
-	caption(s, NULL, "per operation, by placement class of the two CPUs",
-		"(min - max) after each figure");
+	caption(s, NULL, rp_timer_caption(s), "(min - max) after each figure");
 	snprintf(key, sizeof(key), "state/op (%s)", s->unit);
-	grid_fill(&t, s, &g, &live, key, 'c', C_UNIT, "");
+	grid_fill(&t, s, &g, &live, key, 'c', C_TIMER, "");
 	t.keep_notes = true;
 	if (live.n)
 		rp_tab_print(&t);
@@ -526,7 +538,7 @@ static void t_cacheline(const struct rp_set *s)
 	if (ref.n) {
 		printf("\nReference, the line in the same CPU's cache (cacheline/L*), %s:\n\n",
 		       s->unit);
-		grid_fill(&t, s, &ref, &ref.cols, "level", 0, C_UNIT, "");
+		grid_fill(&t, s, &ref, &ref.cols, "level", 0, C_TIMER, "");
 		rp_tab_print(&t);
 	}
 	rp_strs_free(&live);
@@ -657,11 +669,6 @@ static void impls_sort(struct rp_strs *l)
 	}
 }
 
-static bool is_design(const char *impl)
-{
-	return !rp_has_prefix(impl, "malloc-");
-}
-
 /*
  * A grid of one slab workload: rows and columns named by the callers'
  * choice of key; only rows that match (threads, size) where given.
@@ -725,7 +732,8 @@ static void t_slab_seq(const struct rp_set *s)
 		return;
 	}
 	title(s, "Slab, seed table 1: runs of 10000 allocations, then 10000 frees (slab/seq)");
-	caption(s, NULL, "per object", "(min - max) after each figure");
+	caption(s, NULL, rp_warm(s, "per object"),
+		"(min - max) after each figure");
 	grid_tab(&t, s->unit, &g.cols);
 	for (i = 0; i < g.rows.n; i++)
 		for (k = 0; k < 2; k++) {
@@ -740,7 +748,8 @@ static void t_slab_seq(const struct rp_set *s)
 
 	/* g. seed table 2: the same in ns, "alloc / free" */
 	title(s, "Slab, seed table 2: alloc / free per object, ns (slab/seq)");
-	caption(s, "ns", "\"alloc / free\" per object", "see table 1");
+	caption(s, "ns", rp_warm(s, "\"alloc / free\" per object"),
+		"see table 1");
 	grid_fill(&t, s, &g, &g.cols, "size (B)", 0, C_AF_NS, NULL);
 	rp_tab_print(&t);
 	grid_free(&g);
@@ -757,7 +766,7 @@ static void t_slab_pair(const struct rp_set *s)
 		return;
 	}
 	title(s, "Slab, seed table 2 (pairs): alloc+free pairs (slab/pair)");
-	caption(s, NULL, "per pair, then ns",
+	caption(s, NULL, rp_warm(s, "per pair, then ns"),
 		"(min - max) of the unit figure");
 	grid_fill(&t, s, &g, &g.cols, "size (B)", 0, C_PAIR, NULL);
 	rp_tab_print(&t);
@@ -814,7 +823,7 @@ static void t_slab_conc(const struct rp_set *s)
 		 "Slab, seed table 3: concurrent, %ld threads (the most that fit on the %d PUs)%s%s, slab/conc",
 		 t, s->pus, *place ? ", placement " : "", place);
 	title(s, what);
-	caption(s, NULL, "\"alloc / free\" per object per thread",
+	caption(s, NULL, rp_warm(s, "\"alloc / free\" per object per thread"),
 		"not shown (see compare)");
 	af_tab(s, &g, "size (B)", NULL);
 
@@ -825,7 +834,7 @@ static void t_slab_conc(const struct rp_set *s)
 		 size);
 	title(s, what);
 	caption(s, "millions of objects allocated and freed per second, summed over the threads (Mobj\\_s)",
-		"per thread count", "not shown");
+		rp_warm(s, "per thread count"), "not shown");
 	af_tab(s, &tp, "threads", "Mobj_s");
 	grid_free(&tp);
 	grid_free(&g);
@@ -845,7 +854,7 @@ remote:
 		 "Slab, remote free: each of %ld threads frees its neighbour's objects (slab/remote)",
 		 t);
 	title(s, what);
-	caption(s, NULL, "\"alloc / free\" per object per thread",
+	caption(s, NULL, rp_warm(s, "\"alloc / free\" per object per thread"),
 		"not shown (see compare)");
 	af_tab(s, &g, "size (B)", NULL);
 	grid_free(&g);
@@ -879,7 +888,7 @@ static void t_slab_bulk(const struct rp_set *s)
 
 	title(s, "Slab, seed table 4: alloc_bulk + free_bulk of N 256-byte objects against single calls (slab/bulk, slab/bulk_fallback)");
 	caption(s, "ns",
-		"\"bulk / single calls\" ns per object, and in brackets from_cpu, the share of objects the per-CPU level served",
+		rp_warm(s, "\"bulk / single calls\" ns per object, and in brackets from_cpu, the share of objects the per-CPU level served"),
 		"not shown (see compare)");
 	grid_tab(&t, "bulk N", &impls);
 	for (i = 0; i < sizes.n; i++) {
@@ -940,7 +949,7 @@ static void t_slab_beside(const struct rp_set *s)
 		    &gs);
 	title(s, "Slab beside the system allocators, 64-byte objects");
 	caption(s, NULL,
-		"slab/pair per alloc+free pair; slab/seq alloc+free per object; ratios to malloc-glibc (below 1: cheaper)",
+		rp_warm(s, "slab/pair per alloc+free pair; slab/seq alloc+free per object; ratios to malloc-glibc (below 1: cheaper)"),
 		"min - max of the pair figure");
 	rp_tab_init(&t, "lrrlrrrr");
 	rp_row(&t, "impl|pair (%s)|pair (ns)|pair spread|pair / glibc|seq alloc+free (%s)|seq (ns)|seq / glibc",
@@ -969,90 +978,6 @@ static void t_slab_beside(const struct rp_set *s)
 	grid_free(&g);
 }
 
-static void target(double ratio, double goal, bool at_most)
-{
-	if (isnan(ratio))
-		fputs("n/a (missing data)", stdout);
-	else
-		printf("%s (target %s %g): %s", rp_num(ratio),
-		       at_most ? "<=" : ">=", goal,
-		       (at_most ? ratio <= goal : ratio >= goal) ?
-		       "met" : "not met");
-}
-
-/* k. the performance targets of the slab issue: reported, not asserted */
-static void t_slab_targets(const struct rp_set *s)
-{
-	struct rp_fig best, glibc, tc, bulk, pair;
-	struct grid g1 = { 0 };
-	const char *who, *bwho;
-	long size;
-	int i;
-
-	title(s, "Targets of the slab issue (reported, never asserted)");
-	printf("Unit: %s; medians.%s\n\n", s->unit,
-	       s->emulated ? " **Emulated: these ratios mean nothing.**" : "");
-
-	who = rp_best_design(s, "pair", "size", 64, &best);
-	rp_fig_unit(s, rp_slab(s, "pair", "malloc-glibc", "size", 64), "",
-		    &glibc);
-	rp_fig_unit(s, rp_slab(s, "pair", "malloc-tcmalloc", "size", 64),
-		    "", &tc);
-	fputs("- alloc+free pair at 64 B, best design", stdout);
-	if (who)
-		printf(" (%s, %s)", who, rp_num(best.v));
-	printf(" / malloc-glibc (%s): ", rp_num(glibc.v));
-	target(best.v / glibc.v, 0.4, true);
-	printf("\n- the same / malloc-tcmalloc (%s): ", rp_num(tc.v));
-	target(best.v / tc.v, 0.7, true);
-
-	bwho = rp_best_design(s, "bulk", "bulk", 16, &bulk);
-	rp_fig(NULL, "", &pair);
-	if (bwho)
-		rp_fig_unit(s, rp_slab(s, "pair", bwho, "size", 256), "",
-			    &pair);
-	fputs("\n- bulk of 16, per object, best design", stdout);
-	if (bwho)
-		printf(" (%s, %s)", bwho, rp_num(bulk.v));
-	printf(" / its own alloc+free pair at 256 B, the bulk objects' size (%s): ",
-	       rp_num(pair.v));
-	target(bulk.v / pair.v, 0.5, true);
-
-	/* concurrent scaling, 1 -> 2 threads, at 64 bytes (or the first) */
-	slab_grid(s, &g1, "conc", AX_SIZE, 1, 0);
-	size = pick_size(&g1.rows);
-	grid_free(&g1);
-	fputs("\n- concurrent Mobj/s at 2 threads / 1 thread", stdout);
-	slab_grid(s, &g1, "conc", AX_THREADS, 0, size);
-	if (!g1.n) {
-		puts(": n/a (missing data: no slab/conc rows)");
-		grid_free(&g1);
-		return;
-	}
-	printf(", %ld-byte objects (target >= 1.8; locked is expected not to):\n",
-	       size);
-	for (i = 0; i < g1.cols.n; i++) {
-		const char *impl = g1.cols.v[i];
-		const struct rp_bench *b1, *b2;
-		struct rp_fig m1, m2;
-
-		if (!is_design(impl))
-			continue;
-		b1 = grid_get(&g1, "1", impl);
-		b2 = grid_get(&g1, "2", impl);
-		rp_fig(b1, "Mobj_s", &m1);
-		rp_fig(b2, "Mobj_s", &m2);
-		fputs("  - ", stdout);
-		md_text(impl);
-		fputs(": ", stdout);
-		target(m2.v / m1.v, 1.8, false);
-		if (!strcmp(impl, "locked"))
-			fputs(" (expected not to: one lock)", stdout);
-		putchar('\n');
-	}
-	grid_free(&g1);
-}
-
 static void t_slab(const struct rp_set *s)
 {
 	int i;
@@ -1065,11 +990,14 @@ static void t_slab(const struct rp_set *s)
 		return;
 	}
 	t_slab_seq(s);
+	rp_slab_seq_gap(s);
+	rp_slab_cold(s);
 	t_slab_pair(s);
+	rp_slab_decomp(s);
 	t_slab_conc(s);
 	t_slab_bulk(s);
 	t_slab_beside(s);
-	t_slab_targets(s);
+	rp_slab_targets(s);
 }
 
 int cmd_tables(int argc, char **argv)
