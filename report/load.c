@@ -177,6 +177,11 @@ static void set_msg(struct rp_set *s, bool reject, const char *fmt, ...)
 #define set_problem(s, ...)	set_msg(s, false, __VA_ARGS__)
 #define set_reject(s, ...)	set_msg(s, true, __VA_ARGS__)
 
+void rp_set_problem(struct rp_set *s, const char *msg)
+{
+	set_problem(s, "%s", msg);
+}
+
 static const char *jtype(const json_t *j)
 {
 	switch (json_typeof(j)) {
@@ -196,6 +201,11 @@ static const char *jtype(const json_t *j)
 		return "null";
 	}
 	return "something else";
+}
+
+const char *rp_jtype(const json_t *j)
+{
+	return jtype(j);
 }
 
 /*
@@ -686,6 +696,7 @@ struct rp_set *rp_set_load(const char *path)
 	struct dirent *d;
 	const char *p;
 	struct stat st;
+	bool macro;
 	size_t n;
 	DIR *dir;
 	int i;
@@ -723,7 +734,8 @@ struct rp_set *rp_set_load(const char *path)
 
 		if (l <= 5 || l >= sizeof(stem) ||
 		    strcmp(d->d_name + l - 5, ".json") ||
-		    !strcmp(d->d_name, "machine.json"))
+		    !strcmp(d->d_name, "machine.json") ||
+		    !strcmp(d->d_name, RP_MACRO_FILE))
 			continue;
 		memcpy(stem, d->d_name, l - 5);
 		stem[l - 5] = 0;
@@ -734,19 +746,21 @@ struct rp_set *rp_set_load(const char *path)
 		qsort(stems.v, stems.n, sizeof(*stems.v), cmp_suite);
 	for (i = 0; i < stems.n; i++)
 		load_suite(s, stems.v[i]);
+	macro = rp_macro_load(s);
 
 	/* what the run meant to write and did not: said, not an error */
 	for (p = rp_mach(s, "ak_suites"); *(p += strspn(p, " \t")); ) {
 		char *t = rp_asprintf("%.*s", (int)strcspn(p, " \t"), p);
 
 		p += strlen(t);
-		if (rp_strs_find(&stems, t) < 0)
+		if (rp_strs_find(&stems, t) < 0 &&
+		    !(macro && !strcmp(t, "macro")))
 			rp_strs_add(&s->missing, t);
 		free(t);
 	}
-	if (!stems.n)
+	if (!stems.n && !s->macro)
 		set_reject(s, "%s: empty: no suite results", s->path);
-	else if (!s->nr_bench)
+	else if (!s->nr_bench && !s->macro)
 		set_reject(s, "%s: no benchmark could be read from any suite file",
 			   s->path);
 	rp_strs_free(&stems);
@@ -769,6 +783,7 @@ void rp_set_free(struct rp_set *s)
 	}
 	free(s->suites);
 	rp_strs_free(&s->missing);
+	json_decref(s->macro);
 	json_decref(s->machine);
 	free(s->schema);
 	free(s->why);

@@ -75,6 +75,7 @@ static int cmd_check(int argc, char **argv)
 			if (s->nr_problems)
 				printf("; %d problem%s, reported above", s->nr_problems,
 				       s->nr_problems > 1 ? "s" : "");
+			rp_macro_check(s);
 			if (s->missing.n) {
 				fputs("; missing:", stdout);
 				for (j = 0; j < s->missing.n; j++)

@@ -145,6 +145,22 @@ static void gp_begin(struct plots *pl, const char *svg, const char *title)
 	push(&pl->title, title);
 }
 
+FILE *rp_plot_file(struct plots *pl, const char *name)
+{
+	return open_out(pl, name);
+}
+
+bool rp_plot_file_done(struct plots *pl, FILE *f, const char *name)
+{
+	return close_out(pl, f, name);
+}
+
+FILE *rp_plot_begin(struct plots *pl, const char *svg, const char *title)
+{
+	gp_begin(pl, svg, title);
+	return pl->gp;
+}
+
 /* ---- cost per primitive: bars, a cluster per primitive, a bar per set */
 
 static bool plotted_prim(const struct rp_bench *b, char *key, size_t n)
@@ -476,13 +492,14 @@ int cmd_plot(int argc, char **argv, const char *outdir)
 		}
 		rp_strs_free(&places);
 		plot_bulk(&pl, sets[i], tag);
+		rp_macro_plot(&pl, sets[i], tag);
 	}
 	if (!close_out(&pl, pl.gp, "plots.gp") || pl.failed) {
 		status = RP_EXIT_NOTHING;
 		goto out;
 	}
 	if (!pl.svg.n) {
-		rp_note("plot: nothing to plot in these sets (no uncontended, contention or bulk results)");
+		rp_note("plot: nothing to plot in these sets (no uncontended, contention, bulk or whole-program results)");
 		goto out;
 	}
 

@@ -12,6 +12,8 @@
  *   plot.c     `plot`: gnuplot scripts, data and SVGs
  *   honest.c   warm and cold slab figures, what a design costs beyond its
  *              primitive, the targets, timer-corrected cache lines
+ *   macro.c    the whole programs: macro.json, its tables, plots and
+ *              its line in `select`
  *
  * doc/report.md describes what each subcommand prints and how each figure
  * is chosen.  Every figure comes from the files: nothing here invents or
@@ -89,6 +91,9 @@ struct rp_set {
 	struct rp_bench *bench;	/* in file order */
 	int nr_bench, cap_bench;
 	json_t *index;		/* run_name -> index in bench */
+
+	json_t *macro;		/* macro.json, validated (macro.c); or NULL */
+	bool macro_damaged;	/* it was there and was left out */
 };
 
 /* A figure of one benchmark: its median and the spread over the runs. */
@@ -206,6 +211,15 @@ int cmd_compare(int argc, char **argv);
 
 /* plot.c */
 int cmd_plot(int argc, char **argv, const char *outdir);
+/* for the plots of other files: a data file in OUTDIR, and a plot */
+struct plots;
+FILE *rp_plot_file(struct plots *pl, const char *name);
+bool rp_plot_file_done(struct plots *pl, FILE *f, const char *name);
+FILE *rp_plot_begin(struct plots *pl, const char *svg, const char *title);
+
+/* load.c, for the files a set holds besides its suites (macro.c) */
+void rp_set_problem(struct rp_set *s, const char *msg);
+const char *rp_jtype(const json_t *j);
 
 /*
  * honest.c: issue 14's figures, beside the slab tables of tables.c:
@@ -224,5 +238,22 @@ void rp_slab_targets(const struct rp_set *s);
 const char *rp_timer_caption(const struct rp_set *s);
 void rp_timer_cell(struct rp_tab *t, const struct rp_set *s,
 		   const struct rp_bench *b);
+
+/*
+ * macro.c: the whole programs, macro.json of scripts/run-macro
+ * (doc/benchmarks.md, "macro.json").  rp_macro_load() reads and checks
+ * it while the set loads (false: there is no such file); the rest render
+ * it in `tables`, `plot` and `select`.
+ */
+#define RP_MACRO_FILE	"macro.json"
+#define RP_MACRO_SCHEMA	"1"
+bool rp_macro_load(struct rp_set *s);
+void rp_macro_check(const struct rp_set *s);
+void rp_macro_tables(const struct rp_set *s);
+void rp_macro_plot(struct plots *pl, const struct rp_set *s,
+		   const char *tag);
+void rp_macro_select(const struct rp_set *s);
+void rp_macro_select_row(struct rp_tab *t, struct rp_set *const *sets,
+			 int n);
 
 #endif /* ATOMKIT_REPORT_H */

@@ -368,6 +368,7 @@ static void select_set(const struct rp_set *s, struct verdict *vd)
 	       "1 run each, so no spread to judge by");
 	for (k = 0; k < NR_OPS; k++)
 		rank(s, &ops[k], k + 1, &vd[k]);
+	rp_macro_select(s);
 }
 
 int cmd_select(int argc, char **argv)
@@ -427,6 +428,7 @@ int cmd_select(int argc, char **argv)
 				rp_cell(&t, "%s", with < 2 ? "–" :
 					differs ? "yes" : "no");
 		}
+		rp_macro_select_row(&t, sets, usable);
 		rp_tab_print(&t);
 	}
 	for (i = 0; i < usable; i++)

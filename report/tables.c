@@ -1018,6 +1018,7 @@ int cmd_tables(int argc, char **argv)
 			t_cacheline(s);
 			t_harness(s);
 			t_slab(s);
+			rp_macro_tables(s);
 		}
 		rp_set_free(s);
 	}
