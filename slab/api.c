@@ -2,16 +2,21 @@
 /*
  * What every design shares: the public alloc/free calls, the checked
  * path for debug and statistics, and the bulk calls.  The public calls
- * jump through s->alloc and s->free, set once per cache: the checked path
- * for a cache with debug checks or statistics (so neither costs anything
- * on the fastpath of a cache without them), else the design's own entry
- * points (struct slab_design, one file each).  Without debug the free
- * pointer is at offset 0, so fp space and object pointers coincide here.
+ * are inline in <atomkit/slab.h>: for a cache whose kind says so they run
+ * the design's rseq section themselves, and otherwise (or when it fails)
+ * call __ak_kmem_cache_alloc/free here, which jump through s->alloc and
+ * s->free, set once per cache: the checked path for a cache with debug
+ * checks or statistics (so neither costs anything on the fastpath of a
+ * cache without them), else the design's own entry points (struct
+ * slab_design, one file each).  Without debug the free pointer is at
+ * offset 0, so fp space and object pointers coincide here.
  *
  * Which primitive each step uses and why it is correct in each per-CPU
  * mode: doc/slab.md.
  */
 #include <stdlib.h>
+/* this file defines ak_kmem_cache_alloc and _free for the library */
+#define AK_SLAB_NO_INLINE
 #include "internal.h"
 
 /* ---- the checked path: debug and statistics ---- */
@@ -51,41 +56,50 @@ static void hooked_free(struct ak_kmem_cache *s, void *obj)
 
 /* ---- the API ---- */
 
-/* One jump through the cache: the checked path or the design's own. */
-void *ak_kmem_cache_alloc(struct ak_kmem_cache *s, ak_gfp_t flags)
+/* Past the inline part: one jump, to the checked path or the design's. */
+void *__ak_kmem_cache_alloc(struct ak_kmem_cache *s, ak_gfp_t flags)
 {
 	return s->alloc(s, flags);
 }
 
-void ak_kmem_cache_free(struct ak_kmem_cache *s, void *p)
+void __ak_kmem_cache_free(struct ak_kmem_cache *s, void *p)
 {
 	s->free(s, p);
 }
 
-bool slab_entry_is_leaf(const struct ak_kmem_cache *s)
+/* For callers that do not inline them: the same inline part, then the jump. */
+void *ak_kmem_cache_alloc(struct ak_kmem_cache *s, ak_gfp_t flags)
 {
-	return s->alloc && (s->alloc == s->ops->rseq.alloc ||
-			    s->alloc == s->ops->mm_cid.alloc);
+	return __ak_kmem_cache_alloc_inline(s, flags);
+}
+
+void ak_kmem_cache_free(struct ak_kmem_cache *s, void *p)
+{
+	__ak_kmem_cache_free_inline(s, p);
 }
 
 void slab_entry_init(struct ak_kmem_cache *s)
 {
-	const struct slab_entry *e = &s->ops->entry;
-
+	s->fast.kind = __AK_SLAB_CALL;
 	if (s->flags & (AK_SLAB_DEBUG | AK_SLAB_STATS)) {
 		s->alloc = hooked_alloc;
 		s->free = hooked_free;
 		return;
 	}
+	s->alloc = s->ops->entry.alloc;
+	s->free = s->ops->entry.free;
+	/*
+	 * The inline fastpath runs sections, and skips what the entry points
+	 * do for ASan: neither where there are none, nor under ASan.
+	 */
+#if AK_HAVE_ARCH_RSEQ && !defined(AK_SLAB_ASAN)
 	if (ak_percpu_mode_is_rseq(s->mode)) {
-		const struct slab_entry *r = s->mode == AK_PERCPU_RSEQ_MM_CID ?
-					     &s->ops->mm_cid : &s->ops->rseq;
-
-		if (r->alloc)
-			e = r;
+		s->fast.id_off = s->mode == AK_PERCPU_RSEQ_MM_CID ?
+			offsetof(struct ak_rseq_abi, mm_cid) :
+			offsetof(struct ak_rseq_abi, cpu_id);
+		s->fast.kind = s->ops->inline_kind;
 	}
-	s->alloc = e->alloc;
-	s->free = e->free;
+#endif
 }
 
 /* ---- bulk ---- */

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
  * The SLAB-style design: a per-CPU array of free objects (fp space),
- * popped and pushed with this_cpu_array_pop/push, or by the cache's own
- * entry points with one rseq section each; refilled from the slabs in
- * batches when empty, flushed back in batches when full.  Objects of any
- * slab go into any array, as in SLAB (no alien caches).
+ * popped and pushed with this_cpu_array_pop/push, or by the inline
+ * fastpath (<atomkit/slab/array.h>) with one rseq section each, on
+ * s->fast; refilled from the slabs in batches when empty, flushed back
+ * in batches when full.  Objects of any slab go into any array, as in
+ * SLAB (no alien caches).
  *
  * The per-CPU API's bulk ops (array_ptr _n) work on a sheaf's layout, not
  * on struct ak_percpu_array, so a refill or flush moves its batch one
@@ -13,6 +14,12 @@
 #include "internal.h"
 
 #define MAX_BATCH	1024
+
+/* The per-CPU arrays: the cache's per-CPU structure */
+static inline struct ak_percpu_array *arrays(struct ak_kmem_cache *s)
+{
+	return s->fast.cpu;
+}
 
 static __attribute__((noinline)) void *array_alloc_slow(struct ak_kmem_cache *s)
 {
@@ -28,8 +35,7 @@ static __attribute__((noinline)) void *array_alloc_slow(struct ak_kmem_cache *s)
 	slab_stat(s, AK_SLAB_REFILL_OBJS, k);
 	fp = buf[--k];
 	for (i = 0; i < k; i++)
-		if (ak_this_cpu_array_push((struct ak_percpu_array *)s->cpu,
-					   s->array.limit, buf[i]))
+		if (ak_this_cpu_array_push(arrays(s), s->array.limit, buf[i]))
 			break;
 	if (i < k) {
 		/* full or busy meanwhile (another thread, a migration) */
@@ -44,8 +50,7 @@ static size_t array_pop_n(struct ak_kmem_cache *s, size_t n, void **buf)
 {
 	size_t k = 0;
 
-	while (k < n && (buf[k] = ak_this_cpu_array_pop(
-				 (struct ak_percpu_array *)s->cpu)))
+	while (k < n && (buf[k] = ak_this_cpu_array_pop(arrays(s))))
 		k++;
 	return k;
 }
@@ -68,8 +73,7 @@ array_free_slow(struct ak_kmem_cache *s, void *fp)
 {
 	slab_stat(s, AK_SLAB_FREE_SLOW, 1);
 	flush_batch(s);
-	if (ak_this_cpu_array_push((struct ak_percpu_array *)s->cpu,
-				   s->array.limit, fp)) {
+	if (ak_this_cpu_array_push(arrays(s), s->array.limit, fp)) {
 		slab_stat(s, AK_SLAB_PCPU_BUSY, 1);
 		slab_free_fps(s, &fp, 1);
 	}
@@ -85,8 +89,8 @@ static void array_bulk_free(struct ak_kmem_cache *s, size_t n, void **fps)
 	size_t i = 0, cpu = 0;
 
 	while (i < n) {
-		if (!ak_this_cpu_array_push((struct ak_percpu_array *)s->cpu,
-					    s->array.limit, fps[i])) {
+		if (!ak_this_cpu_array_push(arrays(s), s->array.limit,
+					    fps[i])) {
 			i++;
 			cpu++;
 			continue;
@@ -106,8 +110,7 @@ static void array_drain(struct ak_kmem_cache *s)
 	unsigned int cpu;
 
 	ak_for_each_cpu(cpu) {
-		struct ak_percpu_array *a =
-			ak_per_cpu_ptr((struct ak_percpu_array *)s->cpu, cpu);
+		struct ak_percpu_array *a = ak_per_cpu_ptr(arrays(s), cpu);
 
 		if (a->count) {
 			slab_free_fps(s, a->slots, a->count);
@@ -123,8 +126,7 @@ static void array_visit(struct ak_kmem_cache *s, slab_visit_fn fn, void *arg)
 	unsigned int cpu, i;
 
 	ak_for_each_cpu(cpu) {
-		struct ak_percpu_array *a =
-			ak_per_cpu_ptr((struct ak_percpu_array *)s->cpu, cpu);
+		struct ak_percpu_array *a = ak_per_cpu_ptr(arrays(s), cpu);
 
 		for (i = 0; i < a->count && i < s->array.limit; i++)
 			fn(s, a->slots[i], arg);
@@ -154,22 +156,23 @@ static int array_init(struct ak_kmem_cache *s,
 					     (s->array.limit + 1) / 2;
 	if (s->array.batch > s->array.limit)
 		s->array.batch = s->array.limit;
-	s->cpu = ak_percpu_alloc(ak_percpu_array_size(s->array.limit),
-				 CACHELINE);
-	return s->cpu ? 0 : -1;
+	s->fast.limit = s->array.limit;
+	s->fast.cpu = ak_percpu_alloc(ak_percpu_array_size(s->array.limit),
+				      CACHELINE);
+	return s->fast.cpu ? 0 : -1;
 }
 
 static void array_fini(struct ak_kmem_cache *s)
 {
-	ak_percpu_free(s->cpu);
-	s->cpu = NULL;
+	ak_percpu_free(s->fast.cpu);
+	s->fast.cpu = NULL;
 }
 
 /* ---- the fastpath ---- */
 
 __ak_inline void *array_alloc(struct ak_kmem_cache *s)
 {
-	void *fp = ak_this_cpu_array_pop((struct ak_percpu_array *)s->cpu);
+	void *fp = ak_this_cpu_array_pop(arrays(s));
 
 	if (ak_unlikely(!fp))
 		return array_alloc_slow(s);
@@ -178,40 +181,16 @@ __ak_inline void *array_alloc(struct ak_kmem_cache *s)
 
 __ak_inline void array_free(struct ak_kmem_cache *s, void *fp)
 {
-	if (ak_unlikely(ak_this_cpu_array_push((struct ak_percpu_array *)s->cpu,
-					       s->array.limit, fp)))
+	if (ak_unlikely(ak_this_cpu_array_push(arrays(s), s->array.limit, fp)))
 		array_free_slow(s, fp);
 }
 
 SLAB_ENTRY_POINTS(array)
 
-#ifdef SLAB_RSEQ_ENTRIES_ON
-__ak_inline int array_pop_at(struct ak_kmem_cache *s, struct ak_rseq_abi *rs,
-			     const uint32_t *start, const uint32_t *field,
-			     void **fp)
+static const char *array_how(struct ak_kmem_cache *s, bool inlined)
 {
-	(void)start;
-	return ak_rseq_array_pop(rs, field, &s->cpu, &s->cpu_stride, fp);
-}
-
-__ak_inline int array_push_at(struct ak_kmem_cache *s, struct ak_rseq_abi *rs,
-			      const uint32_t *start, const uint32_t *field,
-			      void *fp)
-{
-	(void)start;
-	return ak_rseq_array_push(rs, field, &s->cpu, &s->cpu_stride,
-				  s->array.limit, fp);
-}
-
-SLAB_RSEQ_ABORTS(array)
-SLAB_RSEQ_ENTRIES(array_rseq, array, cpu_id_start, cpu_id)
-SLAB_RSEQ_ENTRIES(array_mm_cid, array, mm_cid, mm_cid)
-#endif
-
-static const char *array_how(struct ak_kmem_cache *s, bool leaf)
-{
-	if (leaf)
-		return "array pop/push: one rseq section each, from the cache's own entry points; the section reads the id itself";
+	if (inlined)
+		return "array pop/push: one rseq section each, inline in the caller; the section reads the id itself";
 	return ak_percpu_mode_is_rseq(s->mode) ?
 	       "this_cpu_array_pop/push: one rseq section each" :
 	       "this_cpu_array_pop/push fallback: per-copy try-lock";
@@ -220,8 +199,7 @@ static const char *array_how(struct ak_kmem_cache *s, bool leaf)
 const struct slab_design slab_array = {
 	.name = "array",
 	.entry = { array_entry_alloc, array_entry_free },
-	.rseq = SLAB_RSEQ_ENTRY(array_rseq),
-	.mm_cid = SLAB_RSEQ_ENTRY(array_mm_cid),
+	.inline_kind = __AK_SLAB_INLINE_ARRAY,
 	.alloc = array_alloc,
 	.free = array_free,
 	.bulk_alloc_cpu = array_bulk_alloc_cpu,

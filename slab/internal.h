@@ -168,8 +168,7 @@ struct barn_shard;
 
 /*
  * Each design's own state in the cache, touched only by its file
- * (slub.c, array.c, sheaf.c, locked.c).  What the rseq entry points read
- * stays within the first two lines of the cache.
+ * (slub.c, array.c, sheaf.c, locked.c).
  */
 struct slub_state {
 	unsigned long tid_step;		/* power of two >= slots */
@@ -204,16 +203,20 @@ struct slab_entry {
 
 struct ak_kmem_cache {
 	/*
-	 * The public alloc and free (api.c): the checked path for a cache
-	 * with debug or statistics, else its design's entry points, for the
-	 * mode where the design has its own rseq ones.
+	 * What the inline fastpaths of <atomkit/slab.h> read: the design's
+	 * per-CPU structure, its stride, the slab mask, the per-CPU level's
+	 * capacity (set by the design's init), and the kind and id field
+	 * (slab_entry_init()).
+	 */
+	struct ak_kmem_cache_fast fast;
+	/*
+	 * The library's alloc and free past the inline part (api.c): the
+	 * checked path for a cache with debug or statistics, else its
+	 * design's entry points.
 	 */
 	void *(*alloc)(struct ak_kmem_cache *s, ak_gfp_t flags);
 	void (*free)(struct ak_kmem_cache *s, void *p);
 	/* what the fastpaths read */
-	void *cpu;			/* the design's per-CPU structure */
-	size_t cpu_stride;		/* bytes between its copies */
-	uintptr_t slab_mask;		/* ~(slab_size - 1) */
 	const struct slab_design *ops;
 	unsigned int fp_off;		/* free pointer from the object */
 	unsigned int object_size;
@@ -246,9 +249,8 @@ struct ak_kmem_cache {
 	char name[64];
 };
 
-AK_STATIC_ASSERT(offsetof(struct ak_kmem_cache, array.limit) < 2 * CACHELINE &&
-		 offsetof(struct ak_kmem_cache, sheaf.cap) < 2 * CACHELINE,
-		 "the rseq entry points' fields");
+AK_STATIC_ASSERT(offsetof(struct ak_kmem_cache, fast) == 0,
+		 "the inline fastpaths read the cache's head");
 
 /* Visit every free object a design's per-CPU level or store holds. */
 typedef void (*slab_visit_fn)(struct ak_kmem_cache *s, void *fp, void *arg);
@@ -261,8 +263,11 @@ struct slab_design {
 	const char *name;
 	/* without hooks, in object space: what s->alloc and s->free get */
 	struct slab_entry entry;
-	/* its rseq entry points, per rseq mode; NULL where it has none */
-	struct slab_entry rseq, mm_cid;
+	/*
+	 * Its inline fastpath in <atomkit/slab/<design>.h>, run in the rseq
+	 * modes on a cache without hooks; __AK_SLAB_CALL where it has none
+	 */
+	enum __ak_slab_inline inline_kind;
 	/* the fastpath, for the checked path */
 	void *(*alloc)(struct ak_kmem_cache *s);
 	void (*free)(struct ak_kmem_cache *s, void *fp);
@@ -280,14 +285,17 @@ struct slab_design {
 	void (*drain)(struct ak_kmem_cache *s);
 	void (*visit)(struct ak_kmem_cache *s, slab_visit_fn fn, void *arg);
 	/*
-	 * After the slab layer's parts: tunables from args, s->cpu and the
+	 * After the slab layer's parts: tunables from args, s->fast.cpu and the
 	 * design's state; 0, or -1 without memory, having undone its part.
 	 */
 	int (*init)(struct ak_kmem_cache *s,
 		    const struct ak_kmem_cache_args *args);
 	void (*fini)(struct ak_kmem_cache *s);
-	/* which primitive the fastpath runs on, for ak_kmem_cache_info() */
-	const char *(*how)(struct ak_kmem_cache *s, bool leaf);
+	/*
+	 * which primitive the fastpath runs on, for ak_kmem_cache_info();
+	 * inlined: the cache runs the design's inline fastpath
+	 */
+	const char *(*how)(struct ak_kmem_cache *s, bool inlined);
 	/* its slabs go on a partial list per slot, not per node */
 	bool slot_lists;
 };
@@ -332,7 +340,7 @@ static inline struct slab_list *slab_list_of(struct ak_kmem_cache *s,
 
 static inline struct ak_slab *fp_slab(const struct ak_kmem_cache *s, void *p)
 {
-	return (struct ak_slab *)((uintptr_t)p & s->slab_mask);
+	return (struct ak_slab *)((uintptr_t)p & s->fast.slab_mask);
 }
 
 /*
@@ -458,16 +466,16 @@ __ak_inline void *slab_alloc_done(struct ak_kmem_cache *s, void *p,
 /*
  * A design's entry points without hooks: its fastpath in fp space
  * (design_alloc(s), design_free(s, fp), inline in its file) behind the
- * public call's checks.  Out of line, so that the rseq entry points
- * below only jump to them.
+ * public call's checks.  Where the inline fastpath of <atomkit/slab.h>
+ * ran first and failed (empty, full, aborted), they do it all again.
  */
 #define SLAB_ENTRY_POINTS(design)					\
-static __attribute__((noinline)) void *					\
+static void *								\
 design##_entry_alloc(struct ak_kmem_cache *s, ak_gfp_t flags)		\
 {									\
 	return slab_alloc_done(s, design##_alloc(s), flags);		\
 }									\
-static __attribute__((noinline)) void					\
+static void								\
 design##_entry_free(struct ak_kmem_cache *s, void *p)			\
 {									\
 	if (ak_unlikely(!p))						\
@@ -476,87 +484,15 @@ design##_entry_free(struct ak_kmem_cache *s, void *p)			\
 	design##_free(s, p);						\
 }
 
-/* Choose s->alloc and s->free for the design, mode and flags. */
+/*
+ * Choose s->alloc and s->free for the design, mode and flags, and
+ * whether the inline fastpath runs (s->fast.kind).
+ */
 void slab_entry_init(struct ak_kmem_cache *s);
-/* Whether they are the design's own rseq entry points. */
-bool slab_entry_is_leaf(const struct ak_kmem_cache *s);
 
 /* bulk_refill for the designs that draw from unfrozen slabs */
 size_t slab_bulk_refill(struct ak_kmem_cache *s, size_t n, void **fps,
 			size_t *cpu, size_t *partial, size_t *fresh);
-
-/*
- * ---- the rseq entry points ----
- *
- * The sections of a design's one-section fastpath in an rseq mode, in
- * their _at forms, without what the general ops do around them on every
- * call: the mode's load and switch, the thread's first-use check, the
- * stride from the per-CPU header.  A design that has them defines, in
- * its file, design_pop_at() and design_push_at() (0: done, 1: go the
- * entry points' way, -1: aborted) and its entry points
- * (SLAB_ENTRY_POINTS), then one SLAB_RSEQ_ENTRIES per mode.  Anything but
- * a clean commit (an empty or full array, an empty list, a foreign slab,
- * an abort, a thread not yet seen) goes to the entry points, which do it
- * all again.  Not under ASan, whose annotations live there.
- */
-#if AK_HAVE_ARCH_RSEQ && !defined(AK_SLAB_ASAN)
-# define SLAB_RSEQ_ENTRIES_ON 1
-#endif
-
-#define SLAB_RSEQ_ABORTS(design)					\
-static __attribute__((noinline)) void *					\
-design##_alloc_aborted(struct ak_kmem_cache *s, ak_gfp_t flags)		\
-{									\
-	ak_rseq_count_abort();						\
-	return design##_entry_alloc(s, flags);				\
-}									\
-static __attribute__((noinline)) void					\
-design##_free_aborted(struct ak_kmem_cache *s, void *p)			\
-{									\
-	ak_rseq_count_abort();						\
-	design##_entry_free(s, p);					\
-}
-
-/*
- * A design's entry points in one mode: the id's fields at fixed offsets.
- * ak_rseq_area() is NULL until the thread's first general per-CPU op.
- */
-#define SLAB_RSEQ_ENTRIES(name, design, start, field)			\
-static void *name##_alloc(struct ak_kmem_cache *s, ak_gfp_t flags)	\
-{									\
-	struct ak_rseq_abi *rs = ak_rseq_area();			\
-	void *p;							\
-	int rc;								\
-									\
-	if (ak_unlikely(flags || !rs))					\
-		return design##_entry_alloc(s, flags);			\
-	rc = design##_pop_at(s, rs, &rs->start, &rs->field, &p);	\
-	if (ak_likely(!rc))						\
-		return p;						\
-	if (rc < 0)							\
-		return design##_alloc_aborted(s, flags);		\
-	return design##_entry_alloc(s, flags);				\
-}									\
-static void name##_free(struct ak_kmem_cache *s, void *p)		\
-{									\
-	struct ak_rseq_abi *rs = ak_rseq_area();			\
-	int rc;								\
-									\
-	if (ak_unlikely(!p || !rs))					\
-		return design##_entry_free(s, p);			\
-	rc = design##_push_at(s, rs, &rs->start, &rs->field, p);	\
-	if (ak_likely(!rc))						\
-		return;							\
-	if (rc < 0)							\
-		return design##_free_aborted(s, p);			\
-	design##_entry_free(s, p);					\
-}
-
-#ifdef SLAB_RSEQ_ENTRIES_ON
-# define SLAB_RSEQ_ENTRY(name)	{ name##_alloc, name##_free }
-#else
-# define SLAB_RSEQ_ENTRY(name)	{ NULL, NULL }
-#endif
 
 /* ---- debug mode (debug.c) ---- */
 

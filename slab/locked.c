@@ -154,10 +154,10 @@ static void locked_fini(struct ak_kmem_cache *s)
 
 SLAB_ENTRY_POINTS(locked)
 
-static const char *locked_how(struct ak_kmem_cache *s, bool leaf)
+static const char *locked_how(struct ak_kmem_cache *s, bool inlined)
 {
 	(void)s;
-	(void)leaf;
+	(void)inlined;
 	return "one pthread mutex per cache";
 }
 

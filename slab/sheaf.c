@@ -2,16 +2,16 @@
 /*
  * Sheaves: each slot has a main sheaf (an array of free objects) and a
  * spare; a sheaf is moved whole, never copied.  In an rseq mode the
- * cache's entry points pop and push on main in place, one rseq section
- * each.  The general path, and every slow path, takes main out of the
- * slot with this_cpu_xchg (so no other thread can touch it: the
- * user-space stand-in for the kernel's local_trylock), pops or pushes
- * one object, and puts it back with this_cpu_cmpxchg(NULL -> sheaf).  If
- * the slot got another main meanwhile (we migrated, or a thread of this
- * CPU found it empty-handed), ours is parked: as the spare, in the barn,
- * or flushed.  The spare is only touched with SMP atomics (acq_rel), the
- * barn (per node: full and empty sheaves, kept in one shard per slot)
- * under the shard's lock.
+ * inline fastpath (<atomkit/slab/sheaf.h>) pops and pushes on main in
+ * place, one rseq section each.  The general path, and every slow path,
+ * takes main out of the slot with this_cpu_xchg (so no other thread can
+ * touch it: the user-space stand-in for the kernel's local_trylock),
+ * pops or pushes one object, and puts it back with
+ * this_cpu_cmpxchg(NULL -> sheaf).  If the slot got another main
+ * meanwhile (we migrated, or a thread of this CPU found it empty-handed),
+ * ours is parked: as the spare, in the barn, or flushed.  The spare is
+ * only touched with SMP atomics (acq_rel), the barn (per node: full and
+ * empty sheaves, kept in one shard per slot) under the shard's lock.
  */
 #include <stdlib.h>
 #include "internal.h"
@@ -24,7 +24,7 @@ struct sheaf {
 
 /*
  * main is taken and put back with this_cpu ops, or popped and pushed in
- * place by one rseq section (the entry points); spare with SMP ops
+ * place by one rseq section (the inline fastpath); spare with SMP ops
  */
 struct sheaf_cpu {
 	struct sheaf *main;
@@ -35,6 +35,11 @@ AK_STATIC_ASSERT(offsetof(struct sheaf, size) == 0 &&
 		 offsetof(struct sheaf, objs) == 8 &&
 		 offsetof(struct sheaf_cpu, main) == 0,
 		 "the array_ptr sections' layout");
+
+static inline struct sheaf_cpu *sheaf_cpus(struct ak_kmem_cache *s)
+{
+	return s->fast.cpu;
+}
 
 /*
  * The sheaf barn of a node is kept in shards, one per slot, each on
@@ -54,7 +59,7 @@ struct barn_shard {
 
 static struct sheaf **spare_of_this_cpu(struct ak_kmem_cache *s)
 {
-	return &ak_this_cpu_ptr((struct sheaf_cpu *)s->cpu)->spare;
+	return &ak_this_cpu_ptr(sheaf_cpus(s))->spare;
 }
 
 static struct sheaf *sheaf_new(struct ak_kmem_cache *s)
@@ -252,7 +257,7 @@ static void sheaf_put_back(struct ak_kmem_cache *s, struct sheaf *sh)
 {
 	if (s->mode == AK_PERCPU_ATOMIC)
 		__atomic_thread_fence(__ATOMIC_RELEASE);
-	if (ak_unlikely(ak_this_cpu_cmpxchg((struct sheaf **)s->cpu,
+	if (ak_unlikely(ak_this_cpu_cmpxchg((struct sheaf **)s->fast.cpu,
 					    (struct sheaf *)NULL, sh) != NULL))
 		sheaf_park(s, sh);
 }
@@ -263,7 +268,7 @@ static void sheaf_put_back(struct ak_kmem_cache *s, struct sheaf *sh)
  */
 __ak_inline struct sheaf *take_main(struct ak_kmem_cache *s)
 {
-	struct sheaf *sh = ak_this_cpu_xchg((struct sheaf **)s->cpu,
+	struct sheaf *sh = ak_this_cpu_xchg((struct sheaf **)s->fast.cpu,
 					    (struct sheaf *)NULL);
 
 	if (s->mode == AK_PERCPU_ATOMIC)
@@ -434,12 +439,12 @@ sheaf_free_slow(struct ak_kmem_cache *s, struct sheaf *sh, void *fp)
  */
 static size_t main_pop_n(struct ak_kmem_cache *s, size_t n, void **fps)
 {
-	return ak_this_cpu_array_ptr_pop_n(s->cpu, fps, n);
+	return ak_this_cpu_array_ptr_pop_n(s->fast.cpu, fps, n);
 }
 
 static size_t main_push_n(struct ak_kmem_cache *s, size_t n, void **fps)
 {
-	return ak_this_cpu_array_ptr_push_n(s->cpu, s->sheaf.cap, fps, n);
+	return ak_this_cpu_array_ptr_push_n(s->fast.cpu, s->sheaf.cap, fps, n);
 }
 
 /*
@@ -505,8 +510,7 @@ static void sheaf_drain(struct ak_kmem_cache *s)
 	unsigned int cpu, i, k;
 
 	ak_for_each_cpu(cpu) {
-		struct sheaf_cpu *c = ak_per_cpu_ptr((struct sheaf_cpu *)s->cpu,
-						     cpu);
+		struct sheaf_cpu *c = ak_per_cpu_ptr(sheaf_cpus(s), cpu);
 
 		drop(s, c->main);
 		drop(s, c->spare);
@@ -537,8 +541,7 @@ static void sheaf_visit(struct ak_kmem_cache *s, slab_visit_fn fn, void *arg)
 	unsigned int cpu, i, k;
 
 	ak_for_each_cpu(cpu) {
-		struct sheaf_cpu *c = ak_per_cpu_ptr((struct sheaf_cpu *)s->cpu,
-						     cpu);
+		struct sheaf_cpu *c = ak_per_cpu_ptr(sheaf_cpus(s), cpu);
 
 		visit(s, c->main, fn, arg);
 		visit(s, c->spare, fn, arg);
@@ -560,16 +563,17 @@ static int sheaf_init(struct ak_kmem_cache *s,
 	s->sheaf.barn_max = args->barn_max ? args->barn_max : 10;
 	if (s->sheaf.barn_max > 1024)
 		s->sheaf.barn_max = 1024;
-	s->cpu = ak_percpu_alloc(sizeof(struct sheaf_cpu), CACHELINE);
-	if (!s->cpu)
+	s->fast.limit = s->sheaf.cap;
+	s->fast.cpu = ak_percpu_alloc(sizeof(struct sheaf_cpu), CACHELINE);
+	if (!s->fast.cpu)
 		return -1;
 	s->sheaf.barn = ak_percpu_alloc(sizeof(struct barn_shard) +
 					2 * (size_t)s->sheaf.barn_max *
 						sizeof(struct sheaf *),
 					CACHELINE);
 	if (!s->sheaf.barn) {
-		ak_percpu_free(s->cpu);
-		s->cpu = NULL;
+		ak_percpu_free(s->fast.cpu);
+		s->fast.cpu = NULL;
 		return -1;
 	}
 	for (i = 0; i < s->nr_home; i++)
@@ -580,9 +584,9 @@ static int sheaf_init(struct ak_kmem_cache *s,
 static void sheaf_fini(struct ak_kmem_cache *s)
 {
 	ak_percpu_free(s->sheaf.barn);
-	ak_percpu_free(s->cpu);
+	ak_percpu_free(s->fast.cpu);
 	s->sheaf.barn = NULL;
-	s->cpu = NULL;
+	s->fast.cpu = NULL;
 }
 
 /* ---- the fastpath ---- */
@@ -612,34 +616,10 @@ __ak_inline void sheaf_free(struct ak_kmem_cache *s, void *fp)
 
 SLAB_ENTRY_POINTS(sheaf)
 
-/* main, at +0 of the slot, popped and pushed in place */
-#ifdef SLAB_RSEQ_ENTRIES_ON
-__ak_inline int sheaf_pop_at(struct ak_kmem_cache *s, struct ak_rseq_abi *rs,
-			     const uint32_t *start, const uint32_t *field,
-			     void **fp)
+static const char *sheaf_how(struct ak_kmem_cache *s, bool inlined)
 {
-	(void)start;
-	return ak_rseq_array_ptr_pop(rs, field, &s->cpu, &s->cpu_stride, fp);
-}
-
-__ak_inline int sheaf_push_at(struct ak_kmem_cache *s, struct ak_rseq_abi *rs,
-			      const uint32_t *start, const uint32_t *field,
-			      void *fp)
-{
-	(void)start;
-	return ak_rseq_array_ptr_push(rs, field, &s->cpu, &s->cpu_stride,
-				      s->sheaf.cap, fp);
-}
-
-SLAB_RSEQ_ABORTS(sheaf)
-SLAB_RSEQ_ENTRIES(sheaf_rseq, sheaf, cpu_id_start, cpu_id)
-SLAB_RSEQ_ENTRIES(sheaf_mm_cid, sheaf, mm_cid, mm_cid)
-#endif
-
-static const char *sheaf_how(struct ak_kmem_cache *s, bool leaf)
-{
-	if (leaf)
-		return "main sheaf popped/pushed in place: one rseq section each, from the cache's own entry points; the section reads the id itself; the slow path takes main by this_cpu_xchg";
+	if (inlined)
+		return "main sheaf popped/pushed in place: one rseq section each, inline in the caller; the section reads the id itself; the slow path takes main by this_cpu_xchg";
 	return ak_percpu_mode_is_rseq(s->mode) ?
 	       "main sheaf taken by this_cpu_xchg, put back by this_cpu_cmpxchg (rseq sections)" :
 	       s->mode == AK_PERCPU_ATOMIC ?
@@ -650,8 +630,7 @@ static const char *sheaf_how(struct ak_kmem_cache *s, bool leaf)
 const struct slab_design slab_sheaf = {
 	.name = "sheaf",
 	.entry = { sheaf_entry_alloc, sheaf_entry_free },
-	.rseq = SLAB_RSEQ_ENTRY(sheaf_rseq),
-	.mm_cid = SLAB_RSEQ_ENTRY(sheaf_mm_cid),
+	.inline_kind = __AK_SLAB_INLINE_SHEAF,
 	.alloc = sheaf_alloc,
 	.free = sheaf_free,
 	.bulk_alloc_cpu = sheaf_bulk_alloc_cpu,

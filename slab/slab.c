@@ -297,7 +297,7 @@ static bool reg_has(uintptr_t base)
 
 struct ak_slab *slab_registry_find(struct ak_kmem_cache *s, const void *p)
 {
-	uintptr_t mask = s ? s->slab_mask :
+	uintptr_t mask = s ? s->fast.slab_mask :
 			 ~(uintptr_t)(AK_SLAB_DEFAULT_SIZE - 1);
 	struct ak_slab *sl = (struct ak_slab *)((uintptr_t)p & mask);
 
@@ -893,7 +893,7 @@ ak_kmem_cache_create_args(const char *name, size_t size, size_t align,
 	s->fp_off = (unsigned int)fp_off;
 	s->first_off = (unsigned int)first;
 	s->slab_size = (unsigned int)slab_size;
-	s->slab_mask = ~(uintptr_t)(slab_size - 1);
+	s->fast.slab_mask = ~(uintptr_t)(slab_size - 1);
 	s->objects = (unsigned int)objects;
 	s->mode = ak_percpu_mode();
 
@@ -917,8 +917,8 @@ ak_kmem_cache_create_args(const char *name, size_t size, size_t align,
 	}
 	if (s->ops->init(s, args))
 		goto nomem;
-	if (s->cpu)
-		s->cpu_stride = ak_percpu_stride(s->cpu);
+	if (s->fast.cpu)
+		s->fast.cpu_stride = ak_percpu_stride(s->fast.cpu);
 	slab_entry_init(s);
 	return s;
 nomem:
@@ -1018,7 +1018,7 @@ void ak_kmem_cache_info(struct ak_kmem_cache *s,
 	out->fastpath_name = ak_slab_fastpath_name(out->fastpath);
 	out->mode = s->mode;
 	out->mode_name = ak_percpu_mode_name(s->mode);
-	out->how = s->ops->how(s, slab_entry_is_leaf(s));
+	out->how = s->ops->how(s, s->fast.kind != __AK_SLAB_CALL);
 	out->flags = s->flags;
 	out->object_size = s->object_size;
 	out->align = s->align;

@@ -31,6 +31,16 @@ struct fl_cpu {
 	unsigned long id;	/* slot number */
 };
 
+/* rseq-list's inline free compares its owner (<atomkit/slab/rseq-list.h>) */
+AK_STATIC_ASSERT(offsetof(struct fl_cpu, list) == 0 &&
+		 offsetof(struct fl_cpu, slab) == 16,
+		 "the layout of ak_rseq_list_push_owned()");
+
+static inline struct fl_cpu *fl_cpus(struct ak_kmem_cache *s)
+{
+	return s->fast.cpu;
+}
+
 enum fl_kind {
 	FL_TID,
 	FL_LOCAL,
@@ -63,7 +73,7 @@ __ak_inline bool fl_commit(struct ak_kmem_cache *s, enum fl_kind kind,
 
 	SLAB_WINDOW();
 	if (kind == FL_LIST && ak_percpu_mode_is_rseq(s->mode))
-		return ak_this_cpu_cmpxchg((void **)s->cpu, head, nhead) ==
+		return ak_this_cpu_cmpxchg((void **)s->fast.cpu, head, nhead) ==
 		       head;
 	if (kind != FL_TID) {
 		if (s->mode == AK_PERCPU_THREAD)
@@ -71,7 +81,7 @@ __ak_inline bool fl_commit(struct ak_kmem_cache *s, enum fl_kind kind,
 		if (s->mode == AK_PERCPU_ATOMIC)
 			return ak_try_cmpxchg128(&c->pair, &o, n);
 	}
-	return ak_this_cpu_try_cmpxchg128((ak_u128 *)s->cpu, &o, n);
+	return ak_this_cpu_try_cmpxchg128((ak_u128 *)s->fast.cpu, &o, n);
 }
 
 /* The slow path's commit, one per design (s->slub.commit). */
@@ -103,7 +113,7 @@ struct snap {
 
 static void snap(struct ak_kmem_cache *s, struct snap *sn)
 {
-	sn->c = ak_this_cpu_ptr((struct fl_cpu *)s->cpu);
+	sn->c = ak_this_cpu_ptr(fl_cpus(s));
 	sn->tid = READ_ONCE(sn->c->tid);
 	ak_barrier();
 	sn->head = READ_ONCE(sn->c->freelist);
@@ -153,7 +163,7 @@ static void install(struct ak_kmem_cache *s, void *head, void *tail)
  */
 static bool refill_chain(struct ak_kmem_cache *s, struct chain *ch, int *from)
 {
-	struct fl_cpu *c = ak_this_cpu_ptr((struct fl_cpu *)s->cpu);
+	struct fl_cpu *c = ak_this_cpu_ptr(fl_cpus(s));
 	unsigned long owner = c->id + 1;
 	struct ak_slab *x, *y, *prev;
 	bool fresh;
@@ -264,7 +274,7 @@ static void bulk_free_chain(struct ak_kmem_cache *s, struct ak_slab *sl,
 
 static void fl_bulk_free(struct ak_kmem_cache *s, size_t n, void **fps)
 {
-	struct fl_cpu *c = ak_this_cpu_ptr((struct fl_cpu *)s->cpu);
+	struct fl_cpu *c = ak_this_cpu_ptr(fl_cpus(s));
 
 	slab_group_chains(s, fps, n, bulk_free_chain,
 			  __atomic_load_n(&c->slab, __ATOMIC_RELAXED));
@@ -276,7 +286,7 @@ static void fl_drain(struct ak_kmem_cache *s)
 	unsigned int cpu;
 
 	ak_for_each_cpu(cpu) {
-		struct fl_cpu *c = ak_per_cpu_ptr((struct fl_cpu *)s->cpu, cpu);
+		struct fl_cpu *c = ak_per_cpu_ptr(fl_cpus(s), cpu);
 		struct ak_slab *x = c->slab;
 		void *head = c->freelist;
 
@@ -297,7 +307,7 @@ static void fl_visit(struct ak_kmem_cache *s, slab_visit_fn fn, void *arg)
 	void *fp;
 
 	ak_for_each_cpu(cpu) {
-		struct fl_cpu *c = ak_per_cpu_ptr((struct fl_cpu *)s->cpu, cpu);
+		struct fl_cpu *c = ak_per_cpu_ptr(fl_cpus(s), cpu);
 
 		for (fp = c->freelist, i = 0; fp; fp = fp_next(fp)) {
 			fn(s, fp, arg);
@@ -319,15 +329,15 @@ static int fl_init(struct ak_kmem_cache *s,
 {
 	unsigned int cpu, n = ak_nr_cpus();
 
-	s->cpu = ak_percpu_alloc(sizeof(struct fl_cpu), CACHELINE);
-	if (!s->cpu)
+	s->fast.cpu = ak_percpu_alloc(sizeof(struct fl_cpu), CACHELINE);
+	if (!s->fast.cpu)
 		return -1;
 	s->slub.commit = commit;
 	s->slub.tid_step = 1;
 	while (s->slub.tid_step < n)
 		s->slub.tid_step <<= 1;
 	ak_for_each_cpu(cpu) {
-		struct fl_cpu *c = ak_per_cpu_ptr((struct fl_cpu *)s->cpu, cpu);
+		struct fl_cpu *c = ak_per_cpu_ptr(fl_cpus(s), cpu);
 
 		c->id = cpu;
 		c->tid = tid_per_slot ? cpu : 0;
@@ -337,8 +347,8 @@ static int fl_init(struct ak_kmem_cache *s,
 
 static void fl_fini(struct ak_kmem_cache *s)
 {
-	ak_percpu_free(s->cpu);
-	s->cpu = NULL;
+	ak_percpu_free(s->fast.cpu);
+	s->fast.cpu = NULL;
 }
 
 /* ---- slub-tid, slub-local: {freelist, tid} ---- */
@@ -350,7 +360,7 @@ __ak_inline void *tid_alloc(struct ak_kmem_cache *s, enum fl_kind kind)
 	void *fp, *next;
 
 	for (;;) {
-		c = ak_this_cpu_ptr((struct fl_cpu *)s->cpu);
+		c = ak_this_cpu_ptr(fl_cpus(s));
 		tid = READ_ONCE(c->tid);
 		ak_barrier();
 		fp = READ_ONCE(c->freelist);
@@ -373,7 +383,7 @@ __ak_inline void tid_free(struct ak_kmem_cache *s, enum fl_kind kind,
 	void *head;
 
 	for (;;) {
-		c = ak_this_cpu_ptr((struct fl_cpu *)s->cpu);
+		c = ak_this_cpu_ptr(fl_cpus(s));
 		tid = READ_ONCE(c->tid);
 		ak_barrier();
 		if (ak_unlikely(__atomic_load_n(&c->slab, __ATOMIC_RELAXED) != sl))
@@ -405,9 +415,9 @@ static int slub_tid_init(struct ak_kmem_cache *s,
 	return fl_init(s, tid_commit, true);
 }
 
-static const char *slub_tid_how(struct ak_kmem_cache *s, bool leaf)
+static const char *slub_tid_how(struct ak_kmem_cache *s, bool inlined)
 {
-	(void)leaf;
+	(void)inlined;
 	return ak_percpu_mode_is_rseq(s->mode) ?
 	       "this_cpu_cmpxchg128 of {freelist, tid}: rseq section, 16-byte commit" :
 	       s->mode == AK_PERCPU_ATOMIC ?
@@ -449,9 +459,9 @@ static int slub_local_init(struct ak_kmem_cache *s,
 	return fl_init(s, local_commit, true);
 }
 
-static const char *slub_local_how(struct ak_kmem_cache *s, bool leaf)
+static const char *slub_local_how(struct ak_kmem_cache *s, bool inlined)
 {
-	(void)leaf;
+	(void)inlined;
 	return ak_percpu_mode_is_rseq(s->mode) ?
 	       "cmpxchg_double_local inside an rseq section (this_cpu_cmpxchg_double): a bare _local op would race other threads of the CPU" :
 	       s->mode == AK_PERCPU_ATOMIC ?
@@ -478,7 +488,7 @@ const struct slab_design slab_slub_local = {
 
 __ak_inline void *list_alloc(struct ak_kmem_cache *s)
 {
-	void *fp = ak_this_cpu_list_pop((struct ak_percpu_list *)s->cpu);
+	void *fp = ak_this_cpu_list_pop((struct ak_percpu_list *)s->fast.cpu);
 
 	if (ak_unlikely(!fp))
 		return fl_alloc_slow(s);
@@ -488,43 +498,16 @@ __ak_inline void *list_alloc(struct ak_kmem_cache *s)
 __ak_inline void list_free(struct ak_kmem_cache *s, void *fp)
 {
 	struct ak_slab *sl = fp_slab(s, fp);
-	struct fl_cpu *c = ak_this_cpu_ptr((struct fl_cpu *)s->cpu);
+	struct fl_cpu *c = ak_this_cpu_ptr(fl_cpus(s));
 
 	/* the owner check is a hint: any list may hold any slab's objects */
 	if (ak_unlikely(__atomic_load_n(&c->slab, __ATOMIC_RELAXED) != sl))
 		return fl_free_remote(s, sl, fp);
 	SLAB_WINDOW();
-	ak_this_cpu_list_push((struct ak_percpu_list *)s->cpu, fp);
+	ak_this_cpu_list_push((struct ak_percpu_list *)s->fast.cpu, fp);
 }
 
 SLAB_ENTRY_POINTS(list)
-
-#ifdef SLAB_RSEQ_ENTRIES_ON
-__ak_inline int list_pop_at(struct ak_kmem_cache *s, struct ak_rseq_abi *rs,
-			    const uint32_t *start, const uint32_t *field,
-			    void **fp)
-{
-	(void)start;
-	return ak_rseq_list_pop(rs, field, &s->cpu, &s->cpu_stride, fp);
-}
-
-__ak_inline int list_push_at(struct ak_kmem_cache *s, struct ak_rseq_abi *rs,
-			     const uint32_t *start, const uint32_t *field,
-			     void *fp)
-{
-	struct fl_cpu *c = (struct fl_cpu *)((char *)s->cpu + s->cpu_stride *
-				__atomic_load_n(start, __ATOMIC_RELAXED));
-
-	/* the owner check, as list_free: a hint, so read outside */
-	if (__atomic_load_n(&c->slab, __ATOMIC_RELAXED) != fp_slab(s, fp))
-		return 1;
-	return ak_rseq_list_push(rs, field, &s->cpu, &s->cpu_stride, fp);
-}
-
-SLAB_RSEQ_ABORTS(list)
-SLAB_RSEQ_ENTRIES(list_rseq, list, cpu_id_start, cpu_id)
-SLAB_RSEQ_ENTRIES(list_mm_cid, list, mm_cid, mm_cid)
-#endif
 
 static int list_init(struct ak_kmem_cache *s,
 		     const struct ak_kmem_cache_args *args)
@@ -533,10 +516,10 @@ static int list_init(struct ak_kmem_cache *s,
 	return fl_init(s, list_commit, false);
 }
 
-static const char *list_how(struct ak_kmem_cache *s, bool leaf)
+static const char *list_how(struct ak_kmem_cache *s, bool inlined)
 {
-	if (leaf)
-		return "list pop/push: one rseq section each, no tid, from the cache's own entry points; the section reads the id itself";
+	if (inlined)
+		return "list pop/push: one rseq section each, no tid, inline in the caller; the section reads the id itself and checks the owner";
 	return ak_percpu_mode_is_rseq(s->mode) ?
 	       "this_cpu_list_pop/push: one rseq section each, no tid" :
 	       s->mode == AK_PERCPU_ATOMIC ?
@@ -547,8 +530,7 @@ static const char *list_how(struct ak_kmem_cache *s, bool leaf)
 const struct slab_design slab_rseq_list = {
 	.name = "rseq-list",
 	.entry = { list_entry_alloc, list_entry_free },
-	.rseq = SLAB_RSEQ_ENTRY(list_rseq),
-	.mm_cid = SLAB_RSEQ_ENTRY(list_mm_cid),
+	.inline_kind = __AK_SLAB_INLINE_LIST,
 	.alloc = list_alloc,
 	.free = list_free,
 	.bulk_alloc_cpu = fl_bulk_alloc_cpu,

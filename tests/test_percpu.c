@@ -441,7 +441,19 @@ struct parray {
 enum pool { POOL_LIST, POOL_ARRAY, POOL_ARRAY_PTR };
 
 static struct node nodes[NNODES];
-static struct ak_percpu_list *lists;
+/*
+ * A list with the owner word list_push_owned compares (+16): every copy
+ * says LIST_OWNER, the slab cache's rseq-list a slab.
+ */
+struct olist {
+	struct ak_percpu_list l;
+	uintptr_t owner;
+};
+
+#define LIST_OWNER	((uintptr_t)0x5a5a000)
+#define LIST_POISON	((struct node *)0x1)
+
+static struct ak_percpu_list *lists;	/* struct olist copies */
 static struct ak_percpu_array *arrays;
 static struct parray **parrays;
 static struct parray *parray_store;	/* one per copy */
@@ -551,6 +563,40 @@ static void parray_bulk_turn(int self, unsigned long i, int *n)
 	}
 }
 
+/*
+ * Every other push of a node, in the rseq modes: list_push_owned, which
+ * must refuse another owner and store nothing (the link stays as set),
+ * then take the copy's own.
+ */
+static int list_push_owned(void *obj, uintptr_t owner)
+{
+	struct ak_rseq_abi *rs = ak_rseq_thread();
+	const uint32_t *idp = ak_rseq_id_field(rs, mode);
+	void *base = lists;
+	size_t stride = ak_percpu_stride(lists);
+	int rc;
+
+	while ((rc = ak_rseq_list_push_owned(rs, idp, &base, &stride, owner,
+					     obj)) < 0)
+		ak_rseq_count_abort();
+	return rc;
+}
+
+static void list_give(void *obj)
+{
+	struct node *n = obj;
+
+	if (!ak_percpu_mode_is_rseq(mode) || n->id % 2) {
+		ak_this_cpu_list_push(lists, obj);
+		return;
+	}
+	n->next = LIST_POISON;
+	/* a worker thread: no cmocka assert */
+	if (list_push_owned(obj, LIST_OWNER + 4096) != 1 ||
+	    n->next != LIST_POISON || list_push_owned(obj, LIST_OWNER))
+		abort();
+}
+
 static void *take(enum pool k)
 {
 	switch (k) {
@@ -571,7 +617,7 @@ static bool give(enum pool k, void *obj)
 	case POOL_ARRAY_PTR:
 		return parray_push(obj);
 	default:
-		ak_this_cpu_list_push(lists, obj);
+		list_give(obj);
 		return true;
 	}
 }
@@ -628,14 +674,18 @@ static void pool_test(enum pool kind, enum storm s)
 	memset(held_parray, 0, sizeof(held_parray));
 	parray_store = calloc(ak_nr_cpus(), sizeof(*parray_store));
 	assert_non_null(parray_store);
-	lists = ak_percpu_alloc(sizeof(*lists), 16);
+	lists = ak_percpu_alloc(sizeof(struct olist), 16);
 	arrays = ak_percpu_alloc(ak_percpu_array_size(ARRAY_LIMIT), 64);
 	parrays = ak_percpu_alloc(sizeof(*parrays), 64);
 	assert_non_null(lists);
 	assert_non_null(arrays);
 	assert_non_null(parrays);
-	ak_for_each_cpu(cpu)
+	ak_for_each_cpu(cpu) {
+		struct olist *ol = (struct olist *)ak_per_cpu_ptr(lists, cpu);
+
 		*ak_per_cpu_ptr(parrays, cpu) = &parray_store[cpu];
+		ol->owner = LIST_OWNER;
+	}
 	/* deal the nodes out over the copies */
 	for (i = 0; i < NNODES; i++) {
 		nodes[i].id = i;
@@ -729,7 +779,7 @@ static void test_aborts_taken(void **state)
 	counter_test(MIGRATION);
 	print_message("# %lu rseq aborts\n", ak_rseq_aborts());
 	assert_true(ak_rseq_aborts() > 0);
-	/* the list, array and array_ptr sections (_at forms) restart too */
+	/* the list (push_owned too), array and array_ptr sections restart */
 	before = ak_rseq_aborts();
 	pool_test(POOL_LIST, SIGNALS);
 	print_message("# %lu in the list sections\n", ak_rseq_aborts() - before);

@@ -27,8 +27,12 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
-#include <atomkit/slab.h>
 #include "ak_test.h"
+
+/* every call an inline alloc or free of this file makes to the library */
+static __thread unsigned long lib_calls;
+#define AK_SLAB_CALL_HOOK(s)	((void)(s), lib_calls++)
+#include <atomkit/slab.h>
 
 #if defined(__SANITIZE_ADDRESS__)
 # define ASAN 1
@@ -902,6 +906,264 @@ static void test_stats(void **state)
 	destroy_clean(s);
 }
 
+/* ---- the inline fastpaths ---- */
+
+/*
+ * Whether a cache's calls run its design's rseq section inline here: in
+ * the rseq modes, without debug or statistics, outside ASan, for the
+ * designs that have one (include/atomkit/slab/).
+ */
+static bool inline_expected(struct ak_kmem_cache *s)
+{
+	struct ak_kmem_cache_info i;
+
+	ak_kmem_cache_info(s, &i);
+#if !AK_HAVE_ARCH_RSEQ || defined(ASAN)
+	return false;
+#else
+	return ak_percpu_mode_is_rseq(i.mode) &&
+	       !(i.flags & (AK_SLAB_DEBUG | AK_SLAB_STATS)) &&
+	       (i.fastpath == AK_SLAB_ARRAY || i.fastpath == AK_SLAB_SHEAF ||
+		i.fastpath == AK_SLAB_RSEQ_LIST);
+#endif
+}
+
+/* On the CPU the thread is on, so that no migration empties its copy. */
+static void pin(cpu_set_t *old)
+{
+	cpu_set_t one;
+	int cpu = sched_getcpu();
+
+	sched_getaffinity(0, sizeof(*old), old);
+	CPU_ZERO(&one);
+	CPU_SET(cpu < 0 ? 0 : cpu, &one);
+	sched_setaffinity(0, sizeof(one), &one);
+}
+
+/* N warm alloc+free pairs: how many calls went to the library. */
+static unsigned long pairs_calls(struct ak_kmem_cache *s, unsigned int n,
+				 unsigned long *aborts)
+{
+	unsigned long calls = lib_calls, a = ak_rseq_aborts();
+	unsigned int i;
+	void *p;
+
+	for (i = 0; i < n; i++) {
+		p = ak_kmem_cache_alloc(s, 0);
+		assert_non_null(p);
+		*(volatile char *)p = 1;
+		ak_kmem_cache_free(s, p);
+	}
+	*aborts = ak_rseq_aborts() - a;
+	return lib_calls - calls;
+}
+
+/*
+ * The calls take the inline path exactly where the mode report says so:
+ * once the thread's copy has objects (and, rseq-list, its slot a slab),
+ * a pinned thread's pairs make no call but after an aborted section.
+ * Elsewhere every call goes to the library, as do __GFP_ZERO, and debug
+ * and statistics caches, whose checked path refuses a foreign object.
+ */
+static void test_inline(void **state)
+{
+	enum { N = 1000 };
+	struct ak_kmem_cache *s = make(state, 64, 0, 0);
+	struct ak_kmem_cache *st = make(state, 64, 0, AK_SLAB_STATS);
+	struct ak_kmem_cache *dbg = make(state, 64, 0, AK_SLAB_DEBUG);
+	struct ak_kmem_cache_info info;
+	unsigned long calls, aborts, r;
+	bool inl = inline_expected(s);
+	cpu_set_t old;
+	char *p;
+
+	ak_kmem_cache_info(s, &info);
+	print_message("# %s: %s\n", inl ? "inline" : "calls", info.how);
+	assert_int_equal(strstr(info.how, "inline") != NULL, inl);
+	assert_false(inline_expected(st) || inline_expected(dbg));
+	pin(&old);
+	ak_kmem_cache_free(s, ak_kmem_cache_alloc(s, 0));
+	calls = pairs_calls(s, N, &aborts);
+	if (inl) {
+		print_message("# %lu calls, %lu aborts in %d pairs\n", calls,
+			      aborts, N);
+		/*
+		 * A pinned thread keeps its CPU; its mm_cid, which the
+		 * kernel hands out, may change under it once (a refill
+		 * and a flush of the new slot's copy).
+		 */
+		assert_true(calls <= aborts +
+			    (mode == AK_PERCPU_RSEQ_MM_CID ? 4 : 0));
+	} else {
+		assert_int_equal(calls, 2 * N);
+	}
+	ak_kmem_cache_free(st, ak_kmem_cache_alloc(st, 0));
+	assert_int_equal(pairs_calls(st, N, &aborts), 2 * N);
+	assert_int_equal(stat_of(st, AK_SLAB_ALLOC_FAST), N + 1);
+	assert_int_equal(stat_of(st, AK_SLAB_FREE_FAST), N + 1);
+
+	calls = lib_calls;
+	p = ak_kmem_cache_alloc(s, AK_GFP_ZERO);
+	assert_non_null(p);
+	assert_int_equal(lib_calls - calls, 1);
+	assert_int_equal(p[0] | p[63], 0);
+
+	r = reports();
+	calls = lib_calls;
+	ak_kmem_cache_free(dbg, p);
+	expect_report(r, "free of another cache's object");
+	assert_int_equal(lib_calls - calls, 1);
+	assert_int_equal(stat_of(dbg, AK_SLAB_DEBUG_BAD_FREE), 1);
+	ak_kmem_cache_free(s, p);
+	sched_setaffinity(0, sizeof(old), &old);
+	destroy_clean(s);
+	destroy_clean(st);
+	destroy_clean(dbg);
+}
+
+/*
+ * The freelist designs free onto the per-CPU list only objects of the
+ * slab the slot owns; rseq-list's inline free checks that inside its
+ * section.  A slot that used up one slab owns the next, and an object
+ * of the first then goes to its slab: one call, one remote free.
+ */
+static void test_owner_check(void **state)
+{
+	struct ak_kmem_cache *s;
+	struct ak_kmem_cache_info info;
+	unsigned long calls, remote, a;
+	size_t n, i;
+	cpu_set_t old;
+	void **p;
+
+	if (design(state) != AK_SLAB_SLUB_TID &&
+	    design(state) != AK_SLAB_SLUB_LOCAL &&
+	    design(state) != AK_SLAB_RSEQ_LIST)
+		ak_skip("the freelist designs own slabs; this one draws objects from any");
+	s = make(state, 64, 0, 0);
+	ak_kmem_cache_info(s, &info);
+	n = info.objects_per_slab;
+	p = calloc(n + 1, sizeof(*p));
+	assert_non_null(p);
+	pin(&old);
+	for (i = 0; i <= n; i++)
+		assert_non_null(p[i] = ak_kmem_cache_alloc(s, 0));
+	/* the first slab's objects, all on the slot's list, then a new one */
+	assert_true(((uintptr_t)p[0] ^ (uintptr_t)p[n - 1]) < info.slab_size);
+	assert_true(((uintptr_t)p[0] ^ (uintptr_t)p[n]) >= info.slab_size);
+
+	remote = stat_of(s, AK_SLAB_FREE_REMOTE);
+	calls = lib_calls;
+	a = ak_rseq_aborts();
+	ak_kmem_cache_free(s, p[n]);		/* the owned slab's */
+	assert_int_equal(stat_of(s, AK_SLAB_FREE_REMOTE), remote);
+	ak_kmem_cache_free(s, p[0]);		/* the first slab's */
+	assert_int_equal(stat_of(s, AK_SLAB_FREE_REMOTE), remote + 1);
+	if (inline_expected(s))
+		assert_true(lib_calls - calls >= 1 &&
+			    lib_calls - calls <= 1 + ak_rseq_aborts() - a);
+	else
+		assert_int_equal(lib_calls - calls, 2);
+	sched_setaffinity(0, sizeof(old), &old);
+	for (i = 1; i < n; i++)
+		ak_kmem_cache_free(s, p[i]);
+	free(p);
+	destroy_clean(s);
+}
+
+/*
+ * Threads, each on whatever CPU it is moved to, allocate a round of
+ * objects, stamp each, and free their neighbour's: every free of a
+ * foreign object, every CPU's copy in use at once.  A stamp found
+ * changed is an object handed out twice.  At the end each holds one
+ * round: the audit must count exactly those.
+ */
+#define HANDOFF_THREADS	4
+#define HANDOFF_K	96
+#ifdef AK_SLAB_STRESS
+# define HANDOFF_ROUNDS	500UL
+#else
+# define HANDOFF_ROUNDS	2000UL
+#endif
+
+struct handoff {
+	struct ak_kmem_cache *s;
+	unsigned long rounds, bad;
+	pthread_barrier_t b;
+	uint64_t *box[HANDOFF_THREADS][HANDOFF_K];
+};
+
+struct handoff_arg {
+	struct handoff *h;
+	unsigned int self;
+};
+
+static uint64_t stamp(unsigned int t, unsigned long r, unsigned int k)
+{
+	return ((uint64_t)t << 48) | ((uint64_t)r << 16) | k;
+}
+
+static void *handoff_thread(void *arg)
+{
+	struct handoff_arg *a = arg;
+	struct handoff *h = a->h;
+	unsigned int me = a->self, nb = (me + 1) % HANDOFF_THREADS, k;
+	unsigned long r;
+
+	for (r = 0;; r++) {
+		for (k = 0; k < HANDOFF_K; k++) {
+			uint64_t *p = ak_kmem_cache_alloc(h->s, 0);
+
+			if (!p)
+				abort();
+			p[0] = p[7] = stamp(me, r, k);
+			h->box[me][k] = p;
+		}
+		if (r == h->rounds)
+			return NULL;	/* the last round is held */
+		pthread_barrier_wait(&h->b);
+		for (k = 0; k < HANDOFF_K; k++) {
+			uint64_t *p = h->box[nb][k];
+
+			if (p[0] != stamp(nb, r, k) || p[7] != p[0])
+				__atomic_fetch_add(&h->bad, 1,
+						   __ATOMIC_RELAXED);
+			ak_kmem_cache_free(h->s, p);
+		}
+		pthread_barrier_wait(&h->b);
+	}
+}
+
+static void test_stress_inline_handoff(void **state)
+{
+	struct handoff *h = calloc(1, sizeof(*h));
+	struct handoff_arg args[HANDOFF_THREADS];
+	pthread_t th[HANDOFF_THREADS];
+	unsigned int t;
+
+	assert_non_null(h);
+	h->s = make(state, 64, 0, 0);
+	h->rounds = ak_test_iters(HANDOFF_ROUNDS);
+	pthread_barrier_init(&h->b, NULL, HANDOFF_THREADS);
+	for (t = 0; t < HANDOFF_THREADS; t++) {
+		args[t].h = h;
+		args[t].self = t;
+		assert_int_equal(pthread_create(&th[t], NULL, handoff_thread,
+						&args[t]), 0);
+	}
+	for (t = 0; t < HANDOFF_THREADS; t++)
+		assert_int_equal(pthread_join(th[t], NULL), 0);
+	assert_int_equal(h->bad, 0);
+	assert_distinct((void **)h->box, HANDOFF_THREADS * HANDOFF_K, 64);
+	assert_int_equal(ak_kmem_cache_audit(h->s),
+			 HANDOFF_THREADS * HANDOFF_K);
+	for (t = 0; t < HANDOFF_THREADS; t++)
+		ak_kmem_cache_free_bulk(h->s, HANDOFF_K, (void **)h->box[t]);
+	pthread_barrier_destroy(&h->b);
+	destroy_clean(h->s);
+	free(h);
+}
+
 /* ---- where a slot's objects come from (home-list designs) ---- */
 
 /* The smallest slab a cache takes: 4 KiB, or the page if larger. */
@@ -1157,6 +1419,9 @@ static const struct test_def per_design[] = {
 	{ "bulk", test_bulk },
 	{ "small_slabs", test_small_slabs },
 	{ "stats", test_stats },
+	{ "inline", test_inline },
+	{ "owner_check", test_owner_check },
+	{ "stress_inline_handoff", test_stress_inline_handoff },
 	{ "stress", test_stress },
 	{ "stress_migration", test_stress_migration },
 	{ "stress_debug", test_stress_debug },

@@ -283,6 +283,55 @@ abort:
 }
 
 /*
+ * rseq_list_push_owned: if (c->owner != owner) fail; node->next =
+ * c->head; c->head = node.  The owner word at +16 of the copy, after
+ * the list's {head, seq}.
+ */
+__ak_inline int ak_rseq_list_push_owned(struct ak_rseq_abi *rs,
+					const uint32_t *idp,
+					void *const *base,
+					const size_t *stride, uintptr_t owner,
+					void *node)
+{
+	uintptr_t c;
+	void *t;
+
+	__asm__ __volatile__ goto(__AK_RSEQ_DESCRIPTOR
+		"adrp %[c], 3b\n\t"
+		"add %[c], %[c], :lo12:3b\n\t"
+		"str %[c], [%[rs], #" __AK_RSEQ_XSTR(AK_RSEQ_CS_OFFSET) "]\n"
+		"1:\n\t"
+		"ldr %w[c], [%[idp]]\n\t"
+		"madd %[c], %[c], %[st], %[b]\n\t"
+		"ldr %[t], [%[c], #16]\n\t"
+		"cmp %[t], %[w]\n\t"
+		"b.ne %l[fail]\n\t"
+		"ldr %[t], [%[c]]\n\t"
+		"str %[t], [%[n]]\n\t"
+		__AK_ARM64_RSEQ_INJECT
+		"str %[n], [%[c]]\n"
+		"2:\n\t"
+		".pushsection .text.unlikely, \"ax\"\n\t"
+		__AK_ARM64_RSEQ_SIGNATURE
+		"4:\n\t"
+		"b %l[abort]\n\t"
+		".popsection\n"
+		: [c] "=&r"(c), [t] "=&r"(t)
+		: [rs] "r"(rs), [idp] "r"(idp), [b] "r"(*base),
+		  [st] "r"(*stride), [w] "r"(owner), [n] "r"(node)
+		: "memory", "cc"
+		: fail, abort);
+	__AK_RSEQ_EDGE();
+	return 0;
+fail:
+	__AK_RSEQ_EDGE();
+	return 1;
+abort:
+	__AK_RSEQ_EDGE();
+	return -1;
+}
+
+/*
  * rseq_array_pop: if (!c->count) fail; *obj = c->slots[--c->count].
  * count at +0 of the copy, slots at +16 (struct ak_percpu_array); [o]
  * holds the slot's address before its value.

@@ -65,6 +65,15 @@ __ak_inline int ak_rseq_list_push(struct ak_rseq_abi *rs, const uint32_t *idp,
 	__builtin_trap();
 }
 
+__ak_inline int ak_rseq_list_push_owned(struct ak_rseq_abi *rs,
+					const uint32_t *idp,
+					void *const *base,
+					const size_t *stride, uintptr_t owner,
+					void *node)
+{
+	__builtin_trap();
+}
+
 __ak_inline int ak_rseq_array_pop(struct ak_rseq_abi *rs, const uint32_t *idp,
 				  void *const *base, const size_t *stride,
 				  void **obj)

@@ -349,6 +349,59 @@ abort:
 }
 
 /*
+ * rseq_list_push_owned: if (c->owner != owner) fail; node->next =
+ * c->head; c->head = node.  The owner word at +16 of the copy, after
+ * the list's {head, seq}.
+ */
+__ak_inline int ak_rseq_list_push_owned(struct ak_rseq_abi *rs,
+					const uint32_t *idp,
+					void *const *base,
+					const size_t *stride, uintptr_t owner,
+					void *node)
+{
+	uintptr_t c;
+	void *t;
+
+	__asm__ __volatile__ goto(__AK_RSEQ_DESCRIPTOR
+		"bcl 20, 31, 5f\n"
+		"5:\n\t"
+		"mflr %[c]\n\t"
+		"addis %[c], %[c], (3b - 5b)@ha\n\t"
+		"addi %[c], %[c], (3b - 5b)@l\n\t"
+		"std %[c], " __AK_RSEQ_XSTR(AK_RSEQ_CS_OFFSET) "(%[rs])\n"
+		"1:\n\t"
+		"lwz %[c], 0(%[idp])\n\t"
+		"mulld %[c], %[c], %[st]\n\t"
+		"add %[c], %[c], %[b]\n\t"
+		"ld %[t], 16(%[c])\n\t"
+		"cmpd 0, %[t], %[w]\n\t"
+		"bne- 0, %l[fail]\n\t"
+		"ld %[t], 0(%[c])\n\t"
+		"std %[t], 0(%[n])\n\t"
+		__AK_PPC_RSEQ_INJECT
+		"std %[n], 0(%[c])\n"
+		"2:\n\t"
+		".pushsection .text.unlikely, \"ax\"\n\t"
+		__AK_PPC_RSEQ_SIGNATURE
+		"4:\n\t"
+		"b %l[abort]\n\t"
+		".popsection\n"
+		: [c] "=&b"(c), [t] "=&r"(t)
+		: [rs] "b"(rs), [idp] "b"(idp), [b] "r"(*base),
+		  [st] "r"(*stride), [w] "r"(owner), [n] "b"(node)
+		: "memory", "cr0", "lr"
+		: fail, abort);
+	__AK_RSEQ_EDGE();
+	return 0;
+fail:
+	__AK_RSEQ_EDGE();
+	return 1;
+abort:
+	__AK_RSEQ_EDGE();
+	return -1;
+}
+
+/*
  * rseq_array_pop: if (!c->count) fail; *obj = c->slots[--c->count].
  * count at +0 of the copy, slots at +16 (struct ak_percpu_array).
  */

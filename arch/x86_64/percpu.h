@@ -272,6 +272,54 @@ abort:
 }
 
 /*
+ * rseq_list_push_owned: if (c->owner != owner) fail; node->next =
+ * c->head; c->head = node.  The owner word at +16 of the copy, after
+ * the list's {head, seq}.
+ */
+__ak_inline int ak_rseq_list_push_owned(struct ak_rseq_abi *rs,
+					const uint32_t *idp,
+					void *const *base,
+					const size_t *stride, uintptr_t owner,
+					void *node)
+{
+	uintptr_t c;
+	void *t;
+
+	__asm__ __volatile__ goto(__AK_RSEQ_DESCRIPTOR
+		"leaq 3b(%%rip), %[c]\n\t"
+		"movq %[c], " __AK_RSEQ_XSTR(AK_RSEQ_CS_OFFSET) "(%[rs])\n"
+		"1:\n\t"
+		"movl (%[idp]), %k[c]\n\t"
+		"imulq %[st], %[c]\n\t"
+		"addq %[b], %[c]\n\t"
+		"cmp %[w], 16(%[c])\n\t"
+		"jne %l[fail]\n\t"
+		"mov (%[c]), %[t]\n\t"
+		"mov %[t], (%[n])\n\t"
+		__AK_X86_RSEQ_INJECT
+		"mov %[n], (%[c])\n"
+		"2:\n\t"
+		".pushsection .text.unlikely, \"ax\"\n\t"
+		__AK_X86_RSEQ_SIGNATURE
+		"4:\n\t"
+		"jmp %l[abort]\n\t"
+		".popsection\n"
+		: [c] "=&r"(c), [t] "=&r"(t)
+		: [rs] "r"(rs), [idp] "r"(idp), [b] "m"(*base),
+		  [st] "m"(*stride), [w] "r"(owner), [n] "r"(node)
+		: "memory", "cc"
+		: fail, abort);
+	__AK_RSEQ_EDGE();
+	return 0;
+fail:
+	__AK_RSEQ_EDGE();
+	return 1;
+abort:
+	__AK_RSEQ_EDGE();
+	return -1;
+}
+
+/*
  * rseq_array_pop: if (!c->count) fail; *obj = c->slots[--c->count].
  * count at +0 of the copy, slots at +16 (struct ak_percpu_array).
  */

@@ -184,6 +184,7 @@ static inline unsigned int __ak_this_slot(enum ak_percpu_mode m)
  *	ak_rseq_cmpxchg32/64/128(rs, idp, base, stride, expect, new, &seen)
  *	ak_rseq_list_pop(rs, idp, base, stride, &node)
  *	ak_rseq_list_push(rs, idp, base, stride, node)
+ *	ak_rseq_list_push_owned(rs, idp, base, stride, owner, node)
  *	ak_rseq_array_pop(rs, idp, base, stride, &obj)
  *	ak_rseq_array_push(rs, idp, base, stride, limit, obj)
  *	ak_rseq_array_ptr_pop(rs, idp, base, stride, &obj)
@@ -192,8 +193,8 @@ static inline unsigned int __ak_this_slot(enum ak_percpu_mode m)
  *	ak_rseq_array_ptr_push_n(rs, idp, base, stride, limit, src, &n)
  *
  * Each returns 0 when it committed, 1 when a compare failed (empty, full,
- * absent, a cmpxchg that found another value; nothing stored), -1 when
- * the kernel aborted it (nothing stored: count it with
+ * absent, another owner, a cmpxchg that found another value; nothing
+ * stored), -1 when the kernel aborted it (nothing stored: count it with
  * ak_rseq_count_abort() and run it again, or take a slow path).  Call
  * them only in an rseq mode (ak_percpu_mode_is_rseq()).  The pseudo-code
  * of every section is in doc/primitives.md, "rseq critical sections".

@@ -95,9 +95,11 @@ ak_kmem_cache_create_args(const char *name, size_t size, size_t align,
 			  unsigned int flags, enum ak_slab_fastpath fastpath,
 			  const struct ak_kmem_cache_args *args);
 
-/* One object, or NULL (errno ENOMEM) when no memory could be mapped. */
-void *ak_kmem_cache_alloc(struct ak_kmem_cache *s, ak_gfp_t flags);
-void ak_kmem_cache_free(struct ak_kmem_cache *s, void *p);
+/*
+ * ak_kmem_cache_alloc(s, flags): one object, or NULL (errno ENOMEM) when
+ * no memory could be mapped.  ak_kmem_cache_free(s, p) frees it (NULL is
+ * ignored).  Both are inline below: "the inline fastpaths".
+ */
 
 /*
  * n objects into p[0..n): returns n, or 0 when they could not all be had,
@@ -234,7 +236,156 @@ struct ak_kmem_cache *ak_kmalloc_cache(size_t size);
  */
 int ak_kmalloc_set_fastpath(enum ak_slab_fastpath fp, unsigned int flags);
 
+/* ---- the inline fastpaths (doc/slab.md, "The inline fastpaths") ---- */
+
+/*
+ * What the inline calls read, at the head of every cache.  The library
+ * sets kind when the cache is made: the design whose fastpath the calls
+ * run here, one rseq section on this CPU's copy of cpu, or 0 (not an rseq
+ * mode, debug or statistics, an ASan build, a design without one) for a
+ * call to the library.  Everything else about the cache stays private.
+ */
+enum __ak_slab_inline {
+	__AK_SLAB_CALL,			/* every call goes to the library */
+	__AK_SLAB_INLINE_ARRAY,		/* <atomkit/slab/array.h> */
+	__AK_SLAB_INLINE_SHEAF,		/* <atomkit/slab/sheaf.h> */
+	__AK_SLAB_INLINE_LIST,		/* <atomkit/slab/rseq-list.h> */
+};
+
+struct ak_kmem_cache_fast {
+	void *cpu;			/* the design's per-CPU structure */
+	size_t cpu_stride;		/* bytes between its copies */
+	uintptr_t slab_mask;		/* ~(slab size - 1): an object's slab */
+	unsigned long limit;		/* array, sheaf: objects per copy */
+	unsigned int kind;		/* enum __ak_slab_inline */
+	unsigned int id_off;		/* the id in struct ak_rseq_abi */
+};
+
+static inline const struct ak_kmem_cache_fast *
+__ak_kmem_cache_fast(const struct ak_kmem_cache *s)
+{
+	return (const struct ak_kmem_cache_fast *)(const void *)s;
+}
+
+/*
+ * The library's alloc and free without the inline part: the cache's
+ * design through its general path (or the checked one, with debug or
+ * statistics).  What the inline calls fall back to.
+ */
+void *__ak_kmem_cache_alloc(struct ak_kmem_cache *s, ak_gfp_t flags);
+void __ak_kmem_cache_free(struct ak_kmem_cache *s, void *p);
+
+/*
+ * A TU may define AK_SLAB_CALL_HOOK(s) before including this header: it
+ * runs each time an inline call goes to the library (tests count them).
+ */
+#ifndef AK_SLAB_CALL_HOOK
+# define AK_SLAB_CALL_HOOK(s)	((void)(s))
+#endif
+
 #ifdef __cplusplus
+}
+#endif
+
+#include <atomkit/slab/array.h>
+#include <atomkit/slab/sheaf.h>
+#include <atomkit/slab/rseq-list.h>
+
+/*
+ * One test of the cache's kind per design, in a fixed order: a cache's
+ * kind never changes, so each is taken the same way on every call.  A
+ * design's part returns what its section did: 0 done, 1 the library's
+ * way (empty, full, not this slot's slab), -1 aborted by the kernel.
+ * Without sections (the generic build, a compiler without asm goto
+ * outputs) every call goes to the library.
+ */
+static inline void *__ak_kmem_cache_alloc_inline(struct ak_kmem_cache *s,
+						 ak_gfp_t flags)
+{
+#if AK_HAVE_ARCH_RSEQ
+	const struct ak_kmem_cache_fast *f = __ak_kmem_cache_fast(s);
+	struct ak_rseq_abi *rs = ak_rseq_area();
+	const uint32_t *idp;
+	void *p;
+	int rc;
+
+	if (ak_unlikely(flags || !rs))
+		goto call;
+	idp = (const uint32_t *)(const void *)((const char *)rs + f->id_off);
+	if (ak_likely(f->kind == __AK_SLAB_INLINE_ARRAY))
+		rc = __ak_slab_array_alloc(f, rs, idp, &p);
+	else if (f->kind == __AK_SLAB_INLINE_SHEAF)
+		rc = __ak_slab_sheaf_alloc(f, rs, idp, &p);
+	else if (f->kind == __AK_SLAB_INLINE_LIST)
+		rc = __ak_slab_list_alloc(f, rs, idp, &p);
+	else
+		goto call;
+	if (ak_likely(!rc))
+		return p;
+	if (rc < 0)
+		ak_rseq_count_abort();
+call:
+#endif
+	AK_SLAB_CALL_HOOK(s);
+	return __ak_kmem_cache_alloc(s, flags);
+}
+
+static inline void __ak_kmem_cache_free_inline(struct ak_kmem_cache *s,
+					       void *p)
+{
+#if AK_HAVE_ARCH_RSEQ
+	const struct ak_kmem_cache_fast *f = __ak_kmem_cache_fast(s);
+	struct ak_rseq_abi *rs = ak_rseq_area();
+	const uint32_t *idp;
+	int rc;
+
+	if (ak_unlikely(!p))
+		return;
+	if (ak_unlikely(!rs))
+		goto call;
+	idp = (const uint32_t *)(const void *)((const char *)rs + f->id_off);
+	if (ak_likely(f->kind == __AK_SLAB_INLINE_ARRAY))
+		rc = __ak_slab_array_free(f, rs, idp, p);
+	else if (f->kind == __AK_SLAB_INLINE_SHEAF)
+		rc = __ak_slab_sheaf_free(f, rs, idp, p);
+	else if (f->kind == __AK_SLAB_INLINE_LIST)
+		rc = __ak_slab_list_free(f, rs, idp, p);
+	else
+		goto call;
+	if (ak_likely(!rc))
+		return;
+	if (rc < 0)
+		ak_rseq_count_abort();
+call:
+#endif
+	AK_SLAB_CALL_HOOK(s);
+	__ak_kmem_cache_free(s, p);
+}
+
+/*
+ * AK_SLAB_NO_INLINE defined before including: the library's functions,
+ * which run the same inline part (for callers that take their address,
+ * programs built before it, and this library's own definition).
+ */
+#ifdef AK_SLAB_NO_INLINE
+# ifdef __cplusplus
+extern "C" {
+# endif
+void *ak_kmem_cache_alloc(struct ak_kmem_cache *s, ak_gfp_t flags);
+void ak_kmem_cache_free(struct ak_kmem_cache *s, void *p);
+# ifdef __cplusplus
+}
+# endif
+#else
+static inline void *ak_kmem_cache_alloc(struct ak_kmem_cache *s,
+					ak_gfp_t flags)
+{
+	return __ak_kmem_cache_alloc_inline(s, flags);
+}
+
+static inline void ak_kmem_cache_free(struct ak_kmem_cache *s, void *p)
+{
+	__ak_kmem_cache_free_inline(s, p);
 }
 #endif
 
