@@ -485,7 +485,7 @@ static void t_cacheline(const struct rp_set *s)
 	struct grid g = { 0 }, ref = { 0 };
 	struct rp_strs live = { 0 };
 	struct rp_tab t;
-	char key[128];
+	char key[128], col[96];
 	const char *pl;
 	int i, j, nd = 0;
 
@@ -502,9 +502,11 @@ static void t_cacheline(const struct rp_set *s)
 			grid_add(&ref, rp_f(b, "state"), rp_f(b, "op"), b);
 			continue;
 		}
-		grid_add(&g, key, pl, &s->bench[i]);
+		/* headed as a placement, not read as a statistic ("spread") */
+		snprintf(col, sizeof(col), "placement: %s", pl);
+		grid_add(&g, key, col, &s->bench[i]);
 		if (!s->bench[i].skip)
-			rp_strs_add(&live, pl);
+			rp_strs_add(&live, col);
 	}
 	if (!g.n && !ref.n) {
 		puts("\nNo cache-line table: no cacheline suite in this set.");
@@ -529,7 +531,7 @@ static void t_cacheline(const struct rp_set *s)
 		if (i < g.n)
 			printf("%s%s (%s)", nd++ ? "; " :
 			       "\nPlacement classes not on this machine: ",
-			       rp_md('t', g.cols.v[j]),
+			       rp_md('t', g.cols.v[j] + strlen("placement: ")),
 			       rp_md('t', g.v[i].b->skip));
 	}
 	if (nd)
