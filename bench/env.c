@@ -61,7 +61,10 @@ static int cpuinfo_has(const char *key)
  */
 int akb_emulated(const char **why)
 {
-	const char *e = getenv("AK_EMULATED");
+	const char *e = getenv("AK_EMULATED"), *dummy;
+
+	if (!why)
+		why = &dummy;
 
 	if (e && *e && strcmp(e, "0")) {
 		*why = "AK_EMULATED is set";
