@@ -342,8 +342,15 @@ __AK_PERCPU_WIDTH(64)
 
 /* ---- 128 bits ---- */
 
-static inline ak_u128 ak_this_cpu_cmpxchg128(ak_u128 *pcp, ak_u128 o,
-					     ak_u128 n)
+/*
+ * Every this_cpu op is always inline, as the kernel's are: each is a
+ * fastpath's one op.  As a plain inline GCC kept this one out of line in
+ * slab/slub.c, so that every slub-tid and slub-local alloc and free made
+ * a call that read the mode again.
+ */
+
+__ak_inline ak_u128 ak_this_cpu_cmpxchg128(ak_u128 *pcp, ak_u128 o,
+					   ak_u128 n)
 {
 	enum ak_percpu_mode m = ak_percpu_mode();
 	ak_u128 *p, seen;
@@ -364,8 +371,8 @@ static inline ak_u128 ak_this_cpu_cmpxchg128(ak_u128 *pcp, ak_u128 o,
 	return ak_cmpxchg128_local(p, o, n);
 }
 
-static inline bool ak_this_cpu_try_cmpxchg128(ak_u128 *pcp, ak_u128 *o,
-					      ak_u128 n)
+__ak_inline bool ak_this_cpu_try_cmpxchg128(ak_u128 *pcp, ak_u128 *o,
+					    ak_u128 n)
 {
 	return __ak_u128_tried(o, ak_this_cpu_cmpxchg128(pcp, *o, n));
 }
@@ -406,7 +413,7 @@ static inline ak_u128 __ak_list_cmpxchg(enum ak_percpu_mode m,
 }
 
 /* Pop the head of this CPU's list; NULL when it is empty. */
-static inline void *ak_this_cpu_list_pop(struct ak_percpu_list *pcp)
+__ak_inline void *ak_this_cpu_list_pop(struct ak_percpu_list *pcp)
 {
 	enum ak_percpu_mode m = ak_percpu_mode();
 	struct ak_percpu_list *l;
@@ -438,8 +445,8 @@ static inline void *ak_this_cpu_list_pop(struct ak_percpu_list *pcp)
 }
 
 /* Push node onto this CPU's list. */
-static inline void ak_this_cpu_list_push(struct ak_percpu_list *pcp,
-					 void *node)
+__ak_inline void ak_this_cpu_list_push(struct ak_percpu_list *pcp,
+				       void *node)
 {
 	enum ak_percpu_mode m = ak_percpu_mode();
 	struct ak_percpu_list *l;
@@ -503,8 +510,8 @@ static inline void __ak_array_unlock(struct ak_percpu_array *a)
 }
 
 /* 0 when obj was stored, 1 when the array is full (or busy). */
-static inline int ak_this_cpu_array_push(struct ak_percpu_array *pcp,
-					 unsigned long limit, void *obj)
+__ak_inline int ak_this_cpu_array_push(struct ak_percpu_array *pcp,
+				       unsigned long limit, void *obj)
 {
 	enum ak_percpu_mode m = ak_percpu_mode();
 	struct ak_percpu_array *a;
@@ -533,7 +540,7 @@ static inline int ak_this_cpu_array_push(struct ak_percpu_array *pcp,
 }
 
 /* The last object stored, or NULL when the array is empty (or busy). */
-static inline void *ak_this_cpu_array_pop(struct ak_percpu_array *pcp)
+__ak_inline void *ak_this_cpu_array_pop(struct ak_percpu_array *pcp)
 {
 	enum ak_percpu_mode m = ak_percpu_mode();
 	struct ak_percpu_array *a;
@@ -568,7 +575,7 @@ static inline void *ak_this_cpu_array_pop(struct ak_percpu_array *pcp)
  * calls tripled what counting costs a remote free that misses in cache.
  */
 __ak_inline void ak_this_cpu_add_elem64(uint64_t *pcp, size_t i,
-				       uint64_t v)
+					uint64_t v)
 {
 	(void)__ak_this_cpu_add_return_elem64(pcp, i, v);
 }
@@ -582,7 +589,7 @@ __ak_inline void ak_this_cpu_add_elem64(uint64_t *pcp, size_t i,
  *
  * Pop: the newest object, or NULL (empty, absent, not an rseq mode).
  */
-static inline void *ak_this_cpu_array_ptr_pop(void *const *pcp)
+__ak_inline void *ak_this_cpu_array_ptr_pop(void *const *pcp)
 {
 	enum ak_percpu_mode m = ak_percpu_mode();
 	void *base = (void *)pcp, *obj;
@@ -601,8 +608,8 @@ static inline void *ak_this_cpu_array_ptr_pop(void *const *pcp)
 }
 
 /* Push: 0 when stored, 1 when full, absent or not an rseq mode. */
-static inline int ak_this_cpu_array_ptr_push(void *const *pcp,
-					     unsigned long limit, void *obj)
+__ak_inline int ak_this_cpu_array_ptr_push(void *const *pcp,
+					   unsigned long limit, void *obj)
 {
 	enum ak_percpu_mode m = ak_percpu_mode();
 	void *base = (void *)pcp;
@@ -626,9 +633,9 @@ static inline int ak_this_cpu_array_ptr_push(void *const *pcp,
  * order; push appends min(n, limit - count) from src.  k is reset on
  * every try: an aborted section may have left it anything.
  */
-static inline unsigned long ak_this_cpu_array_ptr_pop_n(void *const *pcp,
-							void **dst,
-							unsigned long n)
+__ak_inline unsigned long ak_this_cpu_array_ptr_pop_n(void *const *pcp,
+						      void **dst,
+						      unsigned long n)
 {
 	enum ak_percpu_mode m = ak_percpu_mode();
 	void *base = (void *)pcp;
@@ -651,10 +658,10 @@ static inline unsigned long ak_this_cpu_array_ptr_pop_n(void *const *pcp,
 	}
 }
 
-static inline unsigned long ak_this_cpu_array_ptr_push_n(void *const *pcp,
-							 unsigned long limit,
-							 void *const *src,
-							 unsigned long n)
+__ak_inline unsigned long ak_this_cpu_array_ptr_push_n(void *const *pcp,
+						       unsigned long limit,
+						       void *const *src,
+						       unsigned long n)
 {
 	enum ak_percpu_mode m = ak_percpu_mode();
 	void *base = (void *)pcp;

@@ -292,8 +292,9 @@ void __ak_kmem_cache_free(struct ak_kmem_cache *s, void *p);
 #include <atomkit/slab/rseq-list.h>
 
 /*
- * One test of the cache's kind per design, in a fixed order: a cache's
- * kind never changes, so each is taken the same way on every call.  A
+ * One test of the cache's kind per design, in a fixed order, after the
+ * test for none (kind 0: a call, before the rseq area is even read): a
+ * cache's kind never changes, so each is taken the same way on every call.  A
  * design's part returns what its section did: 0 done, 1 the library's
  * way (empty, full, not this slot's slab), -1 aborted by the kernel.
  * Without sections (the generic build, a compiler without asm goto
@@ -304,22 +305,25 @@ static inline void *__ak_kmem_cache_alloc_inline(struct ak_kmem_cache *s,
 {
 #if AK_HAVE_ARCH_RSEQ
 	const struct ak_kmem_cache_fast *f = __ak_kmem_cache_fast(s);
-	struct ak_rseq_abi *rs = ak_rseq_area();
+	unsigned int kind = f->kind;
+	struct ak_rseq_abi *rs;
 	const uint32_t *idp;
 	void *p;
 	int rc;
 
-	if (ak_unlikely(flags || !rs))
+	/* a cache without one pays one compare, not the thread's rseq area */
+	if (kind == __AK_SLAB_CALL || ak_unlikely(flags))
+		goto call;
+	rs = ak_rseq_area();
+	if (ak_unlikely(!rs))
 		goto call;
 	idp = (const uint32_t *)(const void *)((const char *)rs + f->id_off);
-	if (ak_likely(f->kind == __AK_SLAB_INLINE_ARRAY))
+	if (ak_likely(kind == __AK_SLAB_INLINE_ARRAY))
 		rc = __ak_slab_array_alloc(f, rs, idp, &p);
-	else if (f->kind == __AK_SLAB_INLINE_SHEAF)
+	else if (kind == __AK_SLAB_INLINE_SHEAF)
 		rc = __ak_slab_sheaf_alloc(f, rs, idp, &p);
-	else if (f->kind == __AK_SLAB_INLINE_LIST)
-		rc = __ak_slab_list_alloc(f, rs, idp, &p);
 	else
-		goto call;
+		rc = __ak_slab_list_alloc(f, rs, idp, &p);
 	if (ak_likely(!rc))
 		return p;
 	if (rc < 0)
@@ -335,23 +339,25 @@ static inline void __ak_kmem_cache_free_inline(struct ak_kmem_cache *s,
 {
 #if AK_HAVE_ARCH_RSEQ
 	const struct ak_kmem_cache_fast *f = __ak_kmem_cache_fast(s);
-	struct ak_rseq_abi *rs = ak_rseq_area();
+	unsigned int kind = f->kind;
+	struct ak_rseq_abi *rs;
 	const uint32_t *idp;
 	int rc;
 
 	if (ak_unlikely(!p))
 		return;
+	if (kind == __AK_SLAB_CALL)
+		goto call;
+	rs = ak_rseq_area();
 	if (ak_unlikely(!rs))
 		goto call;
 	idp = (const uint32_t *)(const void *)((const char *)rs + f->id_off);
-	if (ak_likely(f->kind == __AK_SLAB_INLINE_ARRAY))
+	if (ak_likely(kind == __AK_SLAB_INLINE_ARRAY))
 		rc = __ak_slab_array_free(f, rs, idp, p);
-	else if (f->kind == __AK_SLAB_INLINE_SHEAF)
+	else if (kind == __AK_SLAB_INLINE_SHEAF)
 		rc = __ak_slab_sheaf_free(f, rs, idp, p);
-	else if (f->kind == __AK_SLAB_INLINE_LIST)
-		rc = __ak_slab_list_free(f, rs, idp, p);
 	else
-		goto call;
+		rc = __ak_slab_list_free(f, rs, idp, p);
 	if (ak_likely(!rc))
 		return;
 	if (rc < 0)
