@@ -22,6 +22,12 @@ int akb_gbench_run(int *argc, char **argv);
 void akb_env_context(void (*add)(const char *key, const char *value));
 /* Whether we run under emulation (qemu-user); *why says how we know. */
 int akb_emulated(const char **why);
+/*
+ * --quick: a correctness run whose figures nobody reads (bench-quick, the
+ * cross rig); untimed warm-up rounds shrink to a few objects.
+ */
+void akb_set_quick(void);
+int akb_quick(void);
 /* The identity fields of a variant's benchmark (suite_uncontended.c). */
 struct ak_variant;
 void akb_variant_fields(struct akb_def *d, const char *suite,

@@ -40,6 +40,9 @@ static const char usage[] =
 	"                      (\"failed: WHAT\")\n"
 	"  --describe          print the machine and build description (the\n"
 	"                      run context) as one JSON object and exit\n"
+	"  --quick             a correctness run (bench-quick, the cross rig):\n"
+	"                      the slab suite's untimed warm-up rounds shrink\n"
+	"                      to a few objects, so its figures are not warm\n"
 	"  --help              this text, then Google Benchmark's flags\n"
 	"\n"
 	"Google Benchmark's own flags work as usual: --benchmark_filter=REGEX,\n"
@@ -180,6 +183,8 @@ static int bench_main(int argc, char **argv, char **gargv)
 			list_skips = 1;
 		} else if (!strcmp(a, "--describe")) {
 			describe = 1;
+		} else if (!strcmp(a, "--quick")) {
+			akb_set_quick();
 		} else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
 			fputs(usage, stdout);
 			gargv[gargc++] = (char *)"--help";

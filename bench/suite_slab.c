@@ -36,7 +36,9 @@
  * first touch is seq_cold's alone: each of its runs is timed on a cache
  * created for it (untimed) and destroyed after it (untimed), so its
  * figure is the cold start, mmap and page faults included; "slabs" is
- * the number of slabs each run mapped.  A malloc has no cache to make
+ * the number of slabs each run mapped.  With --quick (correctness runs)
+ * the untimed round is only a few objects, so those figures are not warm.
+ * A malloc has no cache to make
  * afresh: its cold run is the first run of a fresh process of this
  * program (cold_malloc_run()), whose heap nothing has used yet but the
  * program's own start-up.
@@ -72,6 +74,7 @@ static const char *const wl_names[WL_NR] = {
 #define IMPL_MALLOC	AK_SLAB_NR_FASTPATHS
 #define SEQ_RUN		10000	/* objects per run, as slab_test */
 #define PAIR_WARM	1000	/* untimed pairs before the timed ones */
+#define QUICK_WARM	16	/* the untimed rounds' objects with --quick */
 #define CONC_RUN	1000	/* per thread, as slab_test's concurrent */
 #define BULK_SIZE	256	/* the bulk table's object size */
 #define MAX_THREADS	1024
@@ -322,7 +325,9 @@ static void run_phases(struct akb_state *s, struct src *o, size_t run,
 
 	if (!p)
 		return;
-	ok = run_once(s, o, run, p, shared_in, &a, &f);
+	/* every thread warms with the same count: remote frees swap runs */
+	ok = run_once(s, o, akb_quick() && run > QUICK_WARM ? QUICK_WARM : run,
+		      p, shared_in, &a, &f);
 	if (!shared_in && akb_threads(s) > 1) {
 		if (!ok)
 			__atomic_store_n(&run_failed, 1, __ATOMIC_RELAXED);
@@ -549,7 +554,7 @@ static void bm_pair(struct akb_state *s, struct src *o)
 	uint64_t n, i;
 	void *p;
 
-	for (i = 0; i < PAIR_WARM; i++) {	/* untimed */
+	for (i = 0; i < (akb_quick() ? QUICK_WARM : PAIR_WARM); i++) {
 		ALLOC_OR_FAIL(s, o, p);
 		src_free(o, p);
 	}

@@ -521,5 +521,29 @@ else
 	fi
 fi
 
+# --suites: only the named suites run; a name it does not know is refused.
+if [ ! -x "$bench" ]; then
+	skip "run-bench --suites" "atomkit-bench not built"
+else
+	"$srcdir/scripts/run-bench" --quick --bench "$bench" --machine test \
+		--suites harness,xcheck --out "$tmp/only" >"$tmp/only.log" 2>&1
+	rc=$?
+	got=$(cd "$tmp/only" 2>/dev/null && ls *.json | tr '\n' ' ')
+	if [ "$rc" -eq 0 ] && [ "$got" = "harness.json machine.json xcheck.json " ]; then
+		ok "run-bench --suites harness,xcheck: those two suites only"
+	else
+		not_ok "run-bench --suites: exit $rc, wrote $got"
+	fi
+	"$srcdir/scripts/run-bench" --quick --bench "$bench" --machine test \
+		--suites harness,bogus --out "$tmp/bogus" >"$tmp/bogus.log" 2>&1
+	rc=$?
+	if [ "$rc" -eq 2 ] && grep -q "unknown suite 'bogus'" "$tmp/bogus.log" &&
+		[ ! -e "$tmp/bogus" ]; then
+		ok "run-bench --suites: an unknown suite is refused, nothing written"
+	else
+		not_ok "run-bench --suites bogus: exit $rc: $(tail -c 300 "$tmp/bogus.log")"
+	fi
+fi
+
 echo "1..$n"
 [ "$failed" -eq 0 ]
