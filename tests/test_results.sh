@@ -526,11 +526,11 @@ if [ ! -x "$bench" ]; then
 	skip "run-bench --suites" "atomkit-bench not built"
 else
 	"$srcdir/scripts/run-bench" --quick --bench "$bench" --machine test \
-		--suites harness,xcheck --out "$tmp/only" >"$tmp/only.log" 2>&1
+		--suites xcheck,harness --out "$tmp/only" >"$tmp/only.log" 2>&1
 	rc=$?
 	got=$(cd "$tmp/only" 2>/dev/null && ls *.json | tr '\n' ' ')
 	if [ "$rc" -eq 0 ] && [ "$got" = "harness.json machine.json xcheck.json " ]; then
-		ok "run-bench --suites harness,xcheck: those two suites only"
+		ok "run-bench --suites xcheck,harness: those two suites only"
 	else
 		not_ok "run-bench --suites: exit $rc, wrote $got"
 	fi
