@@ -256,7 +256,7 @@ int cmd_compare(int argc, char **argv)
 
 	rows = rp_alloc((a->nr_bench + 1) * sizeof(*rows));
 	for (i = 0; i < a->nr_bench; i++) {
-		const struct rp_bench *y = rp_find(b, a->bench[i].name);
+		const struct rp_bench *y = rp_named(b, a->bench[i].name);
 		struct row *r = &rows[nr];
 		enum dir dir;
 
@@ -272,7 +272,7 @@ int cmd_compare(int argc, char **argv)
 		nr++;
 	}
 	for (i = 0; i < b->nr_bench; i++)
-		if (!rp_find(a, b->bench[i].name))
+		if (!rp_named(a, b->bench[i].name))
 			only_b++;
 
 	puts("# Compare\n");

@@ -340,7 +340,7 @@ static int bench_index(const struct rp_set *s, const char *name)
 	return i ? (int)json_integer_value(i) : -1;
 }
 
-const struct rp_bench *rp_find(const struct rp_set *s, const char *name)
+const struct rp_bench *rp_named(const struct rp_set *s, const char *name)
 {
 	int i = bench_index(s, name);
 
@@ -1058,70 +1058,76 @@ long rp_n(const struct rp_bench *b, const char *key)
 	return json_is_integer(v) ? (long)json_integer_value(v) : -1;
 }
 
-/*
- * The benchmark of set s whose identity fields have the given values:
- * key, value, ..., NULL; a field given as "" must be absent.
- */
-const struct rp_bench *rp_find_by(const struct rp_set *s, ...)
+/* Whether b's identity field key is val: a string, a number, or absent. */
+static bool id_is(const struct rp_bench *b, const char *key, size_t klen,
+		  const char *val, size_t vlen)
 {
+	char k[32], v[64];
+	json_t *j;
+
+	snprintf(k, sizeof(k), "ak_%.*s", (int)klen, key);
+	snprintf(v, sizeof(v), "%.*s", (int)vlen, val);
+	j = json_object_get(b->id, k);
+	if (json_is_integer(j))
+		return *v && json_integer_value(j) == strtoll(v, NULL, 10);
+	return !strcmp(json_is_string(j) ? json_string_value(j) : "", v);
+}
+
+/*
+ * The next benchmark of s after `after` (NULL: from the first) whose
+ * identity fields match the filter, printf-style: "suite=slab
+ * workload=pair design=%s size=64"; "key=" matches a field that is absent.
+ */
+const struct rp_bench *rp_next(const struct rp_set *s,
+			       const struct rp_bench *after,
+			       const char *fmt, ...)
+{
+	char filter[256];
+	va_list ap;
 	int i;
 
-	for (i = 0; i < s->nr_bench; i++) {
-		const char *k;
-		va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(filter, sizeof(filter), fmt, ap);
+	va_end(ap);
+	for (i = after ? after - s->bench + 1 : 0; i < s->nr_bench; i++) {
+		const char *p = filter + strspn(filter, " ");
 
-		va_start(ap, s);
-		while ((k = va_arg(ap, const char *)) &&
-		       rp_is(&s->bench[i], k, va_arg(ap, const char *)))
-			;
-		va_end(ap);
-		if (!k)
+		while (*p) {
+			size_t kl = strcspn(p, "="), vl = strcspn(p + kl + 1,
+								  " ");
+
+			if (!id_is(&s->bench[i], p, kl, p + kl + 1, vl))
+				break;
+			p += kl + 1 + vl;
+			p += strspn(p, " ");
+		}
+		if (!*p)
 			return &s->bench[i];
 	}
 	return NULL;
 }
 
-/* The slab benchmark of workload wl and impl at arg ("size") = v. */
-const struct rp_bench *rp_slab(const struct rp_set *s, const char *wl,
-			       const char *impl, const char *arg, long v)
-{
-	int i;
-
-	for (i = 0; i < s->nr_bench; i++)
-		if (rp_is(&s->bench[i], "suite", "slab") &&
-		    rp_is(&s->bench[i], "workload", wl) &&
-		    rp_is(&s->bench[i], "design", impl) &&
-		    rp_n(&s->bench[i], arg) == v)
-			return &s->bench[i];
-	return NULL;
-}
-
 /*
- * The design (no system malloc) with the lowest figure in the unit at
- * slab workload wl, arg = v, the first on a tie; NULL (best: no figure)
- * if none has one.
+ * The design (mallocs: the system malloc) with the lowest figure in the
+ * unit (field prefix + the counter) at slab workload wl, arg = v, the
+ * first on a tie; NULL (best: no figure) if none has one.
  */
-const char *rp_best_design(const struct rp_set *s, const char *wl,
-			   const char *arg, long v, struct rp_fig *best)
+const char *rp_best(const struct rp_set *s, const char *wl, const char *arg,
+		    long v, const char *prefix, bool mallocs,
+		    struct rp_fig *best)
 {
+	const struct rp_bench *b = NULL;
 	const char *who = NULL;
 	struct rp_fig f;
-	int i;
 
 	rp_fig(NULL, "", best);
-	for (i = 0; i < s->nr_bench; i++) {
-		const struct rp_bench *b = &s->bench[i];
-
-		if (!rp_is(b, "suite", "slab") || !rp_is(b, "workload", wl) ||
-		    rp_n(b, arg) != v ||
-		    rp_has_prefix(rp_f(b, "design"), "malloc-") ||
-		    !rp_fig_unit(s, b, "", &f))
-			continue;
-		if (!who || f.v < best->v) {
+	while ((b = rp_next(s, b, "suite=slab workload=%s %s=%ld", wl, arg,
+			    v)))
+		if (rp_has_prefix(rp_f(b, "design"), "malloc-") == mallocs &&
+		    rp_fig_unit(s, b, prefix, &f) && (!who || f.v < best->v)) {
 			who = rp_f(b, "design");
 			*best = f;
 		}
-	}
 	return who;
 }
 

@@ -667,7 +667,7 @@ static const char *no_weighing(const struct rp_set *s, const char *pair)
 void rp_macro_select(const struct rp_set *s)
 {
 	struct rp_fig pair;
-	const char *who = rp_best_design(s, "pair", "size", 64, &pair);
+	const char *who = rp_best(s, "pair", "size", 64, "", false, &pair);
 	const char *why = no_weighing(s, who);
 	struct mstat best, mine;
 	const json_t *wl;
@@ -730,7 +730,8 @@ void rp_macro_select_row(struct rp_tab *t, struct rp_set *const *sets, int n)
 	for (i = 0; i < n; i++) {
 		const struct rp_set *s = sets[i];
 		struct rp_fig pair;
-		const char *who = rp_best_design(s, "pair", "size", 64, &pair);
+		const char *who = rp_best(s, "pair", "size", 64, "", false,
+					  &pair);
 		const char *why = no_weighing(s, who);
 		json_t *wins = json_object(), *v;
 		struct mstat best;

@@ -375,8 +375,10 @@ static void plot_bulk(struct plots *pl, const struct rp_set *s,
 
 			snprintf(impl, sizeof(impl), "%.*s",
 				 (int)(sp - cols.v[k]), cols.v[k]);
-			rp_fig(rp_slab(s, single ? "bulk_fallback" : "bulk",
-				       impl, "bulk", atol(sizes.v[j])),
+			rp_fig(rp_find(s,
+				       "suite=slab workload=%s design=%s bulk=%ld",
+				       single ? "bulk_fallback" : "bulk", impl,
+				       atol(sizes.v[j])),
 			       "real_time", &t);
 			dat_num(f, t.v);
 		}

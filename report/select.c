@@ -91,7 +91,9 @@ static void c_freelist_designs(const struct rp_set *s, struct cands *c)
 
 	/* the three designs that keep a linked freelist per CPU */
 	for (i = 0; fl[i]; i++)
-		cand_add(c, s, rp_slab(s, "pair", fl[i], "size", 64), "%s",
+		cand_add(c, s, rp_find(s,
+				       "suite=slab workload=pair design=%s size=64",
+				       fl[i]), "%s",
 			 fl[i]);
 }
 
@@ -580,14 +582,14 @@ static void index_row(struct rp_tab *t, const struct rp_set *s,
 		static const char *const mode[] = { "rseq", "atomic",
 						    "thread" };
 
-		rp_fig_unit(s, rp_find_by(s, "suite", "percpu", "op", "add",
-					  "mode", mode[i], NULL), "", &f[i]);
+		rp_fig_unit(s, rp_find(s, "suite=percpu op=add mode=%s",
+				       mode[i]), "", &f[i]);
 	}
 	rp_cell(t, "%s / %s / %s", rp_num(f[0].v), rp_num(f[1].v),
 		rp_num(f[2].v));
-	who = rp_best_design(s, "pair", "size", 64, &f[0]);
+	who = rp_best(s, "pair", "size", 64, "", false, &f[0]);
 	rp_cell(t, "%s%s", rp_num(f[0].v), who_of(who));
-	who = rp_best_design(s, "bulk", "bulk", 16, &f[0]);
+	who = rp_best(s, "bulk", "bulk", 16, "", false, &f[0]);
 	rp_cell(t, "%s%s", rp_num(f[0].v), who_of(who));
 
 	nf = open_memstream(&notes, &len);
