@@ -1058,25 +1058,40 @@ long rp_n(const struct rp_bench *b, const char *key)
 	return json_is_integer(v) ? (long)json_integer_value(v) : -1;
 }
 
-/* Whether b's identity field key is val: a string, a number, or absent. */
+/*
+ * Whether b's identity field key is one of vals ("a|b"), a string or a
+ * number; "" is a field that is absent; key "k!" negates.
+ */
 static bool id_is(const struct rp_bench *b, const char *key, size_t klen,
-		  const char *val, size_t vlen)
+		  const char *vals, size_t vlen)
 {
-	char k[32], v[64];
+	bool neg = klen && key[klen - 1] == '!';
+	char k[32], v[64], num[24], *p, *q;
+	const char *have = num;
 	json_t *j;
 
-	snprintf(k, sizeof(k), "ak_%.*s", (int)klen, key);
-	snprintf(v, sizeof(v), "%.*s", (int)vlen, val);
+	snprintf(k, sizeof(k), "ak_%.*s", (int)(klen - neg), key);
+	snprintf(v, sizeof(v), "%.*s", (int)vlen, vals);
 	j = json_object_get(b->id, k);
-	if (json_is_integer(j))
-		return *v && json_integer_value(j) == strtoll(v, NULL, 10);
-	return !strcmp(json_is_string(j) ? json_string_value(j) : "", v);
+	snprintf(num, sizeof(num), "%lld", json_is_integer(j) ?
+		 (long long)json_integer_value(j) : 0);
+	if (!json_is_integer(j))
+		have = json_is_string(j) ? json_string_value(j) : "";
+	for (p = v; p; p = q) {
+		q = strchr(p, '|');
+		if (q)
+			*q++ = 0;
+		if (!strcmp(p, have))
+			break;
+	}
+	return !p == neg;
 }
 
 /*
  * The next benchmark of s after `after` (NULL: from the first) whose
  * identity fields match the filter, printf-style: "suite=slab
- * workload=pair design=%s size=64"; "key=" matches a field that is absent.
+ * workload=pair|seq design=%s size=64 arch!=ref"; "key=" matches a field
+ * that is absent.
  */
 const struct rp_bench *rp_next(const struct rp_set *s,
 			       const struct rp_bench *after,

@@ -153,6 +153,9 @@ const struct rp_bench *rp_next(const struct rp_set *s,
 			       const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 #define rp_find(s, ...)	rp_next(s, NULL, __VA_ARGS__)
+/* for each benchmark b of set s that matches the filter */
+#define rp_each(b, s, ...)	\
+	for ((b) = NULL; ((b) = rp_next(s, b, __VA_ARGS__)); )
 const char *rp_best(const struct rp_set *s, const char *wl, const char *arg,
 		    long v, const char *prefix, bool mallocs,
 		    struct rp_fig *best);
