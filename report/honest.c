@@ -26,13 +26,12 @@
  */
 static bool warm_set(const struct rp_set *s)
 {
+	const struct rp_bench *b;
 	struct rp_fig f;
-	int i;
 
-	for (i = 0; i < s->nr_bench; i++)
-		if (rp_is(&s->bench[i], "suite", "slab") &&
-		    (rp_is(&s->bench[i], "workload", "seq_cold") ||
-		     rp_fig(&s->bench[i], "new_slabs", &f)))
+	rp_each(b, s, "suite=slab")
+		if (rp_is(b, "workload", "seq_cold") ||
+		    rp_fig(b, "new_slabs", &f))
 			return true;
 	return false;
 }
@@ -58,16 +57,12 @@ const char *rp_warm(const struct rp_set *s, const char *cells)
 static void impls_of(const struct rp_set *s, const char *wl, long size,
 		     bool designs, bool mallocs, struct rp_strs *l)
 {
-	int i;
+	const struct rp_bench *b;
 
-	for (i = 0; i < s->nr_bench; i++) {
-		const struct rp_bench *b = &s->bench[i];
-		bool m = rp_has_prefix(rp_f(b, "design"), "malloc-");
-
-		if (rp_is(b, "suite", "slab") && rp_is(b, "workload", wl) &&
-		    rp_n(b, "size") == size && (m ? mallocs : designs))
+	rp_each(b, s, "suite=slab workload=%s size=%ld", wl, size)
+		if (rp_has_prefix(rp_f(b, "design"), "malloc-") ?
+		    mallocs : designs)
 			rp_strs_add(l, rp_f(b, "design"));
-	}
 }
 
 /*
@@ -276,16 +271,12 @@ void rp_slab_seq_gap(const struct rp_set *s)
 void rp_slab_cold(const struct rp_set *s)
 {
 	struct rp_strs sizes = { 0 }, impls = { 0 };
+	const struct rp_bench *b;
 	struct rp_tab t;
 	char buf[32];
 	int i, j;
 
-	for (i = 0; i < s->nr_bench; i++) {
-		const struct rp_bench *b = &s->bench[i];
-
-		if (!rp_is(b, "suite", "slab") ||
-		    !rp_is(b, "workload", "seq_cold"))
-			continue;
+	rp_each(b, s, "suite=slab workload=seq_cold") {
 		snprintf(buf, sizeof(buf), "%ld", rp_n(b, "size"));
 		rp_strs_add(&sizes, buf);
 	}
@@ -307,7 +298,6 @@ void rp_slab_cold(const struct rp_set *s)
 	for (i = 0; i < sizes.n; i++) {
 		rp_cell(&t, "%s", sizes.v[i]);
 		for (j = 0; j < impls.n; j++) {
-			const struct rp_bench *b;
 			struct rp_fig a, f, sl;
 
 			b = rp_find(s,
@@ -502,33 +492,23 @@ static const char *figs2(const char *who, double a, double b)
 static bool conc_fig(const struct rp_set *s, const char *impl, long size,
 		     int threads, struct rp_fig *f)
 {
-	const struct rp_bench *any = NULL;
-	int i;
+	const struct rp_bench *any = NULL, *b;
 
-	for (i = 0; i < s->nr_bench; i++) {
-		const struct rp_bench *b = &s->bench[i];
-
-		if (!rp_is(b, "suite", "slab") || !rp_is(b, "workload", "conc") ||
-		    !rp_is(b, "design", impl) || rp_n(b, "size") != size ||
-		    b->threads != threads)
-			continue;
-		if (rp_is(b, "placement", "spread") || !any)
+	rp_each(b, s, "suite=slab workload=conc design=%s size=%ld", impl,
+		size)
+		if (b->threads == threads &&
+		    (rp_is(b, "placement", "spread") || !any))
 			any = b;
-	}
 	return rp_fig(any, "Mobj_s", f);
 }
 
 /* The size of the scaling target: 64 bytes, else the first conc size. */
 static long conc_size(const struct rp_set *s)
 {
+	const struct rp_bench *b;
 	long first = -1;
-	int i;
 
-	for (i = 0; i < s->nr_bench; i++) {
-		const struct rp_bench *b = &s->bench[i];
-
-		if (!rp_is(b, "suite", "slab") || !rp_is(b, "workload", "conc"))
-			continue;
+	rp_each(b, s, "suite=slab workload=conc") {
 		if (rp_n(b, "size") == 64)
 			return 64;
 		if (first < 0)
@@ -643,12 +623,11 @@ void rp_slab_targets(const struct rp_set *s)
 
 static bool set_has_timer(const struct rp_set *s)
 {
+	const struct rp_bench *b;
 	struct rp_fig f;
-	int i;
 
-	for (i = 0; i < s->nr_bench; i++)
-		if (rp_is(&s->bench[i], "suite", "cacheline") &&
-		    rp_fig(&s->bench[i], "timer_ticks", &f))
+	rp_each(b, s, "suite=cacheline")
+		if (rp_fig(b, "timer_ticks", &f))
 			return true;
 	return false;
 }

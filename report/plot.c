@@ -333,21 +333,18 @@ static void plot_bulk(struct plots *pl, const struct rp_set *s,
 		      const char *tag)
 {
 	struct rp_strs cols = { 0 }, sizes = { 0 }, impls = { 0 };
+	const struct rp_bench *b;
 	char name[256], title[300];
 	FILE *f;
-	int i, j, k;
+	int j, k;
 
 	/* columns "<impl> bulk" and "<impl> single calls" */
-	for (i = 0; i < s->nr_bench; i++) {
-		const struct rp_bench *b = &s->bench[i];
-		bool bulk = rp_is(b, "workload", "bulk");
-
-		if (!rp_is(b, "suite", "slab") || b->skip ||
-		    (!bulk && !rp_is(b, "workload", "bulk_fallback")) ||
-		    rp_n(b, "bulk") < 0)
+	rp_each(b, s, "suite=slab workload=bulk|bulk_fallback bulk!=") {
+		if (b->skip)
 			continue;
 		snprintf(name, sizeof(name), "%s %s", rp_f(b, "design"),
-			 bulk ? "bulk" : "single calls");
+			 rp_is(b, "workload", "bulk") ? "bulk" :
+			 "single calls");
 		rp_strs_add(&cols, name);
 		snprintf(name, sizeof(name), "%ld", rp_n(b, "bulk"));
 		rp_strs_add(&sizes, name);

@@ -598,24 +598,6 @@ static void t_harness(const struct rp_set *s)
 
 /* ---- slab ---- */
 
-struct slab_key {
-	const char *wl, *impl, *place;
-	long size, bulk, threads;
-};
-
-static bool slab_parse(const struct rp_bench *b, struct slab_key *k)
-{
-	if (!rp_is(b, "suite", "slab"))
-		return false;
-	k->wl = rp_f(b, "workload");
-	k->impl = rp_f(b, "design");
-	k->size = rp_n(b, "size");
-	k->bulk = rp_n(b, "bulk");
-	k->threads = b->threads > 0 ? b->threads : 1;
-	k->place = rp_f(b, "placement");
-	return true;
-}
-
 /*
  * The placement class a workload's table shows: conc runs in each class
  * with --placement; "spread" (every run has it) where present, else the
@@ -624,19 +606,16 @@ static bool slab_parse(const struct rp_bench *b, struct slab_key *k)
 static void pick_place(const struct rp_set *s, const char *wl, char *buf,
 		       size_t n)
 {
-	struct slab_key k;
-	int i;
+	const struct rp_bench *b;
 
 	*buf = 0;
-	for (i = 0; i < s->nr_bench; i++) {
-		if (!slab_parse(&s->bench[i], &k) || strcmp(k.wl, wl))
-			continue;
-		if (!strcmp(k.place, "spread")) {
+	rp_each(b, s, "suite=slab workload=%s", wl) {
+		if (rp_is(b, "placement", "spread")) {
 			snprintf(buf, n, "spread");
 			return;
 		}
 		if (!*buf)
-			snprintf(buf, n, "%s", k.place);
+			snprintf(buf, n, "%s", rp_f(b, "placement"));
 	}
 }
 
@@ -672,52 +651,28 @@ static void impls_sort(struct rp_strs *l)
 }
 
 /*
- * A grid of one slab workload: rows and columns named by the callers'
- * choice of key; only rows that match (threads, size) where given.
+ * A grid of one slab workload: a row per value of the field row ("size",
+ * "bulk", "threads"), a column per design; only the benchmarks of
+ * (threads, size) where given.
  */
-enum slab_axis { AX_SIZE, AX_BULK, AX_THREADS, AX_IMPL };
-
-static const char *axis(const struct slab_key *k, enum slab_axis a,
-			char *buf, size_t n)
-{
-	switch (a) {
-	case AX_SIZE:
-		snprintf(buf, n, "%ld", k->size);
-		break;
-	case AX_BULK:
-		snprintf(buf, n, "%ld", k->bulk);
-		break;
-	case AX_THREADS:
-		snprintf(buf, n, "%ld", k->threads);
-		break;
-	case AX_IMPL:
-		snprintf(buf, n, "%s", k->impl);
-		break;
-	}
-	return buf;
-}
-
 static void slab_grid(const struct rp_set *s, struct grid *g, const char *wl,
-		      enum slab_axis ra, long threads, long size)
+		      const char *row, long threads, long size)
 {
-	char rb[64], cb[64], place[32];
-	int i;
+	const struct rp_bench *b;
+	char rb[64], place[32];
 
 	pick_place(s, wl, place, sizeof(place));
-	for (i = 0; i < s->nr_bench; i++) {
-		struct slab_key k;
+	rp_each(b, s, "suite=slab workload=%s placement=%s", wl, place) {
+		long t = b->threads > 0 ? b->threads : 1;
 
-		if (!slab_parse(&s->bench[i], &k) || strcmp(k.wl, wl) ||
-		    strcmp(k.place, place))
+		if ((threads > 0 && t != threads) ||
+		    (size > 0 && rp_n(b, "size") != size))
 			continue;
-		if ((threads > 0 && k.threads != threads) ||
-		    (size > 0 && k.size != size))
-			continue;
-		grid_add(g, axis(&k, ra, rb, sizeof(rb)),
-			 axis(&k, AX_IMPL, cb, sizeof(cb)), &s->bench[i]);
+		snprintf(rb, sizeof(rb), "%ld",
+			 strcmp(row, "threads") ? rp_n(b, row) : t);
+		grid_add(g, rb, rp_f(b, "design"), b);
 	}
-	if (ra != AX_IMPL)
-		rp_strs_sort_num(&g->rows);
+	rp_strs_sort_num(&g->rows);
 	impls_sort(&g->cols);
 }
 
@@ -728,7 +683,7 @@ static void t_slab_seq(const struct rp_set *s)
 	struct rp_tab t;
 	int i, j, k;
 
-	slab_grid(s, &g, "seq", AX_SIZE, 0, 0);
+	slab_grid(s, &g, "seq", "size", 0, 0);
 	if (!g.n) {
 		puts("\nNo seed tables 1 and 2: no slab/seq rows in this set.");
 		return;
@@ -762,7 +717,7 @@ static void t_slab_pair(const struct rp_set *s)
 	struct grid g = { 0 };
 	struct rp_tab t;
 
-	slab_grid(s, &g, "pair", AX_SIZE, 0, 0);
+	slab_grid(s, &g, "pair", "size", 0, 0);
 	if (!g.n) {
 		puts("\nNo pair table: no slab/pair rows in this set.");
 		return;
@@ -805,7 +760,7 @@ static void t_slab_conc(const struct rp_set *s)
 	char what[200], place[32];
 	int i;
 
-	slab_grid(s, &all, "conc", AX_THREADS, 0, 0);
+	slab_grid(s, &all, "conc", "threads", 0, 0);
 	if (!all.n) {
 		puts("\nNo concurrent table (seed table 3): no slab/conc rows in this set.");
 		goto remote;
@@ -819,7 +774,7 @@ static void t_slab_conc(const struct rp_set *s)
 	}
 	if (!t)
 		t = atol(all.rows.v[0]);
-	slab_grid(s, &g, "conc", AX_SIZE, t, 0);
+	slab_grid(s, &g, "conc", "size", t, 0);
 	pick_place(s, "conc", place, sizeof(place));
 	snprintf(what, sizeof(what),
 		 "Slab, seed table 3: concurrent, %ld threads (the most that fit on the %d PUs)%s%s, slab/conc",
@@ -830,7 +785,7 @@ static void t_slab_conc(const struct rp_set *s)
 	af_tab(s, &g, "size (B)", NULL);
 
 	size = pick_size(&g.rows);
-	slab_grid(s, &tp, "conc", AX_THREADS, 0, size);
+	slab_grid(s, &tp, "conc", "threads", 0, size);
 	snprintf(what, sizeof(what),
 		 "Slab, concurrent throughput by threads, %ld-byte objects (slab/conc)",
 		 size);
@@ -844,7 +799,7 @@ remote:
 	grid_free(&all);
 
 	/* slab_test's remote free beside it */
-	slab_grid(s, &g, "remote", AX_SIZE, 0, 0);
+	slab_grid(s, &g, "remote", "size", 0, 0);
 	if (!g.n) {
 		puts("\nNo remote-free table: no slab/remote rows in this set.");
 		return;
@@ -871,8 +826,8 @@ static void t_slab_bulk(const struct rp_set *s)
 	char cell[96];
 	int i, j;
 
-	slab_grid(s, &gb, "bulk", AX_BULK, 0, 0);
-	slab_grid(s, &gf, "bulk_fallback", AX_BULK, 0, 0);
+	slab_grid(s, &gb, "bulk", "bulk", 0, 0);
+	slab_grid(s, &gf, "bulk_fallback", "bulk", 0, 0);
 	if (!gb.n && !gf.n) {
 		puts("\nNo bulk table (seed table 4): no slab/bulk rows in this set.");
 		return;
@@ -939,8 +894,8 @@ static void t_slab_beside(const struct rp_set *s)
 	struct rp_tab t;
 	int i;
 
-	slab_grid(s, &g, "pair", AX_SIZE, 0, 64);
-	slab_grid(s, &g, "seq", AX_SIZE, 0, 64);
+	slab_grid(s, &g, "pair", "size", 0, 64);
+	slab_grid(s, &g, "seq", "size", 0, 64);
 	if (!g.n) {
 		puts("\nNo table beside the system allocators: no slab rows at 64 bytes in this set.");
 		return;
