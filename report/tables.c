@@ -296,14 +296,12 @@ static const struct rp_bench *prim_of(const struct rp_set *s,
 				      const char *suite, const char *id,
 				      const char *key, const char *val)
 {
+	const struct rp_bench *b;
 	char buf[160];
-	int i;
 
-	for (i = 0; i < s->nr_bench; i++)
-		if (rp_is(&s->bench[i], "suite", suite) &&
-		    rp_is(&s->bench[i], key, val) &&
-		    !strcmp(rp_prim_id(&s->bench[i], buf, sizeof(buf)), id))
-			return &s->bench[i];
+	rp_each(b, s, "suite=%s %s=%s", suite, key, val)
+		if (!strcmp(rp_prim_id(b, buf, sizeof(buf)), id))
+			return b;
 	return NULL;
 }
 
@@ -311,13 +309,11 @@ static const struct rp_bench *prim_of(const struct rp_set *s,
 static void prim_ids(const struct rp_set *s, const char *suite,
 		     struct rp_strs *ids)
 {
+	const struct rp_bench *b;
 	char buf[160];
-	int i;
 
-	for (i = 0; i < s->nr_bench; i++)
-		if (rp_is(&s->bench[i], "suite", suite))
-			rp_strs_add(ids, rp_prim_id(&s->bench[i], buf,
-						    sizeof(buf)));
+	rp_each(b, s, "suite=%s", suite)
+		rp_strs_add(ids, rp_prim_id(b, buf, sizeof(buf)));
 }
 
 static void t_prim(const struct rp_set *s)
@@ -366,14 +362,12 @@ static void t_prim(const struct rp_set *s)
 static void t_percpu(const struct rp_set *s)
 {
 	struct grid g = { 0 };
+	const struct rp_bench *b;
 	struct rp_tab t;
 	char head[96];
-	int i;
 
-	for (i = 0; i < s->nr_bench; i++)
-		if (rp_is(&s->bench[i], "suite", "percpu"))
-			grid_add(&g, rp_f(&s->bench[i], "op"),
-				 rp_f(&s->bench[i], "mode"), &s->bench[i]);
+	rp_each(b, s, "suite=percpu")
+		grid_add(&g, rp_f(b, "op"), rp_f(b, "mode"), b);
 	if (!g.n) {
 		puts("\nNo per-CPU table: no percpu suite in this set.");
 		return;
@@ -440,13 +434,12 @@ static void t_cas(const struct rp_set *s)
 static void t_contention(const struct rp_set *s)
 {
 	struct rp_strs places = { 0 };
+	const struct rp_bench *b;
 	char key[160], tb[16];
-	int i, k;
+	int k;
 
-	for (i = 0; i < s->nr_bench; i++)
-		if (rp_is(&s->bench[i], "suite", "contention") &&
-		    *rp_f(&s->bench[i], "placement"))
-			rp_strs_add(&places, rp_f(&s->bench[i], "placement"));
+	rp_each(b, s, "suite=contention placement!=")
+		rp_strs_add(&places, rp_f(b, "placement"));
 	if (!places.n) {
 		puts("\nNo contention table: no contention suite in this set.");
 		return;
@@ -456,12 +449,7 @@ static void t_contention(const struct rp_set *s)
 		struct rp_tab t;
 		char what[128];
 
-		for (i = 0; i < s->nr_bench; i++) {
-			const struct rp_bench *b = &s->bench[i];
-
-			if (!rp_is(b, "suite", "contention") ||
-			    !rp_is(b, "placement", places.v[k]))
-				continue;
+		rp_each(b, s, "suite=contention placement=%s", places.v[k]) {
 			snprintf(tb, sizeof(tb), "%d thr", b->threads);
 			grid_add(&g, rp_prim_id(b, key, sizeof(key)), tb, b);
 		}
@@ -484,16 +472,13 @@ static void t_cacheline(const struct rp_set *s)
 {
 	struct grid g = { 0 }, ref = { 0 };
 	struct rp_strs live = { 0 };
+	const struct rp_bench *b;
 	struct rp_tab t;
 	char key[128], col[96];
 	const char *pl;
 	int i, j, nd = 0;
 
-	for (i = 0; i < s->nr_bench; i++) {
-		const struct rp_bench *b = &s->bench[i];
-
-		if (!rp_is(b, "suite", "cacheline"))
-			continue;
+	rp_each(b, s, "suite=cacheline") {
 		snprintf(key, sizeof(key), "%s/%s", rp_f(b, "state"),
 			 rp_f(b, "op"));
 		pl = rp_f(b, "placement");
@@ -504,8 +489,8 @@ static void t_cacheline(const struct rp_set *s)
 		}
 		/* headed as a placement, not read as a statistic ("spread") */
 		snprintf(col, sizeof(col), "placement: %s", pl);
-		grid_add(&g, key, col, &s->bench[i]);
-		if (!s->bench[i].skip)
+		grid_add(&g, key, col, b);
+		if (!b->skip)
 			rp_strs_add(&live, col);
 	}
 	if (!g.n && !ref.n) {
@@ -552,17 +537,13 @@ static void t_cacheline(const struct rp_set *s)
 
 static void t_harness(const struct rp_set *s)
 {
+	const struct rp_bench *b;
 	struct rp_tab t;
 	bool any = false;
-	int i;
 
-	for (i = 0; i < s->nr_bench; i++) {
-		const struct rp_bench *b = &s->bench[i];
+	rp_each(b, s, "suite=harness|xcheck") {
 		struct rp_fig u, f;
 
-		if (!rp_is(b, "suite", "harness") &&
-		    !rp_is(b, "suite", "xcheck"))
-			continue;
 		if (!any) {
 			title(s, "Harness and cross-check");
 			caption(s, NULL, "per iteration",
@@ -941,12 +922,7 @@ static void t_slab_beside(const struct rp_set *s)
 
 static void t_slab(const struct rp_set *s)
 {
-	int i;
-
-	for (i = 0; i < s->nr_bench; i++)
-		if (rp_is(&s->bench[i], "suite", "slab"))
-			break;
-	if (i == s->nr_bench) {
+	if (!rp_find(s, "suite=slab")) {
 		puts("\nNo slab tables (seed tables 1 to 4, beside the system allocators, targets): no slab suite in this set.");
 		return;
 	}
