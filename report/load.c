@@ -348,46 +348,24 @@ const struct rp_bench *rp_named(const struct rp_set *s, const char *name)
 }
 
 /*
- * The identity fields atomkit-bench writes into each benchmark entry
- * (doc/benchmarks.md): the parts of the name, so that no name is split.
- * Returns -1 for any other key, else whether the field is a number.
+ * The kind of a row's field: 's' a string (Google Benchmark's names and
+ * the identity fields atomkit-bench writes, doc/benchmarks.md: the parts
+ * of the name, so that no name is split), 'n' an integer identity field,
+ * 0 any other.
  */
-static int id_field(const char *key)
+static char field_kind(const char *key)
 {
-	static const char *const str[] = {
-		"ak_suite", "ak_arch", "ak_op", "ak_variant", "ak_ordering",
-		"ak_insn", "ak_metric", "ak_outcome", "ak_state",
-		"ak_placement", "ak_mode", "ak_workload", "ak_design", NULL,
-	};
-	static const char *const num[] = {
-		"ak_width", "ak_size", "ak_bulk", NULL,
-	};
-	int i;
+	static const char str[] = " name run_name run_type aggregate_name"
+		" aggregate_unit time_unit label error_message ak_suite"
+		" ak_arch ak_op ak_variant ak_ordering ak_insn ak_metric"
+		" ak_outcome ak_state ak_placement ak_mode ak_workload"
+		" ak_design ", num[] = " ak_width ak_size ak_bulk ";
+	char k[64];
 
-	for (i = 0; str[i]; i++)
-		if (!strcmp(key, str[i]))
-			return 0;
-	for (i = 0; num[i]; i++)
-		if (!strcmp(key, num[i]))
-			return 1;
-	return -1;
-}
-
-/* ---- suite files ---- */
-
-static const char *const str_fields[] = {
-	"name", "run_name", "run_type", "aggregate_name", "aggregate_unit",
-	"time_unit", "label", "error_message", NULL,
-};
-
-static bool is_str_field(const char *key)
-{
-	int i;
-
-	for (i = 0; str_fields[i]; i++)
-		if (!strcmp(key, str_fields[i]))
-			return true;
-	return false;
+	if (strlen(key) > 32 || strchr(key, ' '))
+		return 0;
+	snprintf(k, sizeof(k), " %s ", key);
+	return strstr(str, k) ? 's' : strstr(num, k) ? 'n' : 0;
 }
 
 /*
@@ -413,10 +391,10 @@ static bool check_row(struct rp_set *s, const char *path, size_t i,
 	json_object_foreach_safe(row, tmp, key, v) {
 		const char *want = NULL;
 
-		if (is_str_field(key) || !id_field(key)) {
+		if (field_kind(key) == 's') {
 			if (!json_is_string(v))
 				want = "a string";
-		} else if (id_field(key) > 0) {
+		} else if (field_kind(key) == 'n') {
 			if (!json_is_integer(v))
 				want = "an integer";
 		} else if (rp_has_prefix(key, "ak_")) {
