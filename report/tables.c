@@ -291,39 +291,25 @@ static void prim_cells(struct rp_tab *t, const struct rp_set *s,
 	rp_cell(t, "%s", rp_spread(isnan(u.v) ? &f : &u));
 }
 
-/* The benchmark of a primitive's row (its id) and the given metric. */
-static const struct rp_bench *prim_of(const struct rp_set *s,
-				      const char *suite, const char *id,
-				      const char *key, const char *val)
-{
-	const struct rp_bench *b;
-	char buf[160];
-
-	rp_each(b, s, "suite=%s %s=%s", suite, key, val)
-		if (!strcmp(rp_prim_id(b, buf, sizeof(buf)), id))
-			return b;
-	return NULL;
-}
-
-/* The rows of a primitive table: each primitive's id, in file order. */
-static void prim_ids(const struct rp_set *s, const char *suite,
-		     struct rp_strs *ids)
+/* A primitive table's grid: a row per primitive id, in file order. */
+static void prim_grid(const struct rp_set *s, const char *suite,
+		      const char *col, struct grid *g)
 {
 	const struct rp_bench *b;
 	char buf[160];
 
 	rp_each(b, s, "suite=%s", suite)
-		rp_strs_add(ids, rp_prim_id(b, buf, sizeof(buf)));
+		grid_add(g, rp_prim_id(b, buf, sizeof(buf)), rp_f(b, col), b);
 }
 
 static void t_prim(const struct rp_set *s)
 {
-	struct rp_strs keys = { 0 };
+	struct grid g = { 0 };
 	struct rp_tab t;
 	int i;
 
-	prim_ids(s, "prim", &keys);
-	if (!keys.n) {
+	prim_grid(s, "prim", "metric", &g);
+	if (!g.n) {
 		puts("\nNo primitive table: no uncontended suite (prim/...) in this set.");
 		return;
 	}
@@ -333,14 +319,12 @@ static void t_prim(const struct rp_set *s)
 	rp_tab_init(&t, "lllrrlrrl");
 	rp_row(&t, "primitive|instruction|ordering|lat (%s)|lat (ns)|lat spread|tput (%s)|tput (ns)|tput spread",
 	       s->unit, s->unit);
-	for (i = 0; i < keys.n; i++) {
-		const struct rp_bench *lat = prim_of(s, "prim", keys.v[i],
-						     "metric", "lat");
-		const struct rp_bench *tput = prim_of(s, "prim", keys.v[i],
-						      "metric", "tput");
+	for (i = 0; i < g.rows.n; i++) {
+		const struct rp_bench *lat = grid_get(&g, g.rows.v[i], "lat");
+		const struct rp_bench *tput = grid_get(&g, g.rows.v[i], "tput");
 		const struct rp_bench *id = *rp_f(lat, "insn") ? lat : tput;
 
-		rp_cell_as(&t, 'c', keys.v[i]);
+		rp_cell_as(&t, 'c', g.rows.v[i]);
 		if ((!lat || lat->skip) && (!tput || tput->skip)) {
 			/* a variant this CPU cannot run: the row says why */
 			rp_cell_as(&t, 's', (lat ? lat : tput)->skip);
@@ -354,7 +338,7 @@ static void t_prim(const struct rp_set *s)
 		prim_cells(&t, s, tput);
 	}
 	rp_tab_print(&t);
-	rp_strs_free(&keys);
+	grid_free(&g);
 }
 
 /* ---- b. per-CPU operations ---- */
@@ -384,12 +368,12 @@ static void t_percpu(const struct rp_set *s)
 
 static void t_cas(const struct rp_set *s)
 {
-	struct rp_strs keys = { 0 };
+	struct grid g = { 0 };
 	struct rp_tab t;
 	int i;
 
-	prim_ids(s, "cas", &keys);
-	if (!keys.n) {
+	prim_grid(s, "cas", "outcome", &g);
+	if (!g.n) {
 		puts("\nNo CAS table: no casfail suite (cas/...) in this set.");
 		return;
 	}
@@ -398,18 +382,18 @@ static void t_cas(const struct rp_set *s)
 	rp_tab_init(&t, "llrrrrrll");
 	rp_row(&t, "primitive|instruction|success (%s)|failure (%s)|failure / success|success (ns)|failure (ns)|success spread|failure spread",
 	       s->unit, s->unit);
-	for (i = 0; i < keys.n; i++) {
-		const struct rp_bench *ok = prim_of(s, "cas", keys.v[i],
-						    "outcome", "success");
-		const struct rp_bench *ko = prim_of(s, "cas", keys.v[i],
-						    "outcome", "failure");
+	for (i = 0; i < g.rows.n; i++) {
+		const struct rp_bench *ok = grid_get(&g, g.rows.v[i],
+						     "success");
+		const struct rp_bench *ko = grid_get(&g, g.rows.v[i],
+						     "failure");
 		struct rp_fig us, uf, ts, tf;
 
 		rp_fig_unit(s, ok, "", &us);
 		rp_fig_unit(s, ko, "", &uf);
 		rp_fig(ok, "real_time", &ts);
 		rp_fig(ko, "real_time", &tf);
-		rp_cell_as(&t, 'c', keys.v[i]);
+		rp_cell_as(&t, 'c', g.rows.v[i]);
 		rp_cell_as(&t, 'c', rp_f(ok ? ok : ko, "insn"));
 		if (ok && ok->skip)
 			skip_cell(&t, ok);
@@ -426,7 +410,7 @@ static void t_cas(const struct rp_set *s)
 		rp_cell(&t, "%s", rp_spread(&uf));
 	}
 	rp_tab_print(&t);
-	rp_strs_free(&keys);
+	grid_free(&g);
 }
 
 /* ---- d. contention ---- */
