@@ -1712,6 +1712,16 @@ static void tab_text_part(struct rp_tab *t)
 
 #define GROUP_CELL	24	/* wider cells go to notes anyway */
 
+/* The widest of column j's cells and its header's words, up to GROUP_CELL */
+static int cell_width(const struct rp_tab *t, int j)
+{
+	int w = body_width(t, j);
+
+	if (word_width(t->c[j]) > w)
+		w = word_width(t->c[j]);
+	return w < GROUP_CELL ? w : GROUP_CELL;
+}
+
 /*
  * A table too wide for a line is printed in parts, each the first column
  * and as many of the next as fit, so that fewer cells become notes.
@@ -1722,19 +1732,9 @@ static void tab_text(struct rp_tab *t)
 	struct rp_tab p;
 
 	for (;;) {
-		int w0 = word_width(t->c[0]);
-
-		for (i = t->ncol; i < t->n; i += t->ncol)
-			if (width(t->c[i]) > w0)
-				w0 = width(t->c[i]);
-		sum = w0 < GROUP_CELL ? w0 : GROUP_CELL;
+		sum = cell_width(t, 0);
 		for (to = from; to < t->ncol; to++) {
-			int x = word_width(t->c[to]);
-
-			for (i = t->ncol + to; i < t->n; i += t->ncol)
-				if (width(t->c[i]) > x)
-					x = width(t->c[i]);
-			sum += 2 + (x < GROUP_CELL ? x : GROUP_CELL);
+			sum += 2 + cell_width(t, to);
 			if (sum > TEXT_COLS && to > from)
 				break;
 		}
