@@ -351,17 +351,20 @@ static const char *mode_of(const struct rp_bench *b, char *buf, size_t n)
 }
 
 /*
- * The benchmark name of the primitive pair under design's fastpath in
- * mode, in what; false with why there is none instead.
+ * The primitive pair under design's fastpath in mode: its name in what,
+ * its benchmark in *p; false with why there is none in what instead.
  */
-static bool fastpath_of(const char *design, const char *mode, char *what,
-			size_t n)
+static bool fastpath_of(const struct rp_set *s, const char *design,
+			const char *mode, char *what, size_t n,
+			const struct rp_bench **p)
 {
 	const struct fastpath *f = NULL;
+	const char *op;
 	size_t i;
 
 	if (!strcmp(design, "locked")) {
 		snprintf(what, n, "prim/ref/mutex_pop_push/lat");
+		*p = rp_find(s, "suite=prim arch=ref op=mutex_pop_push metric=lat");
 		return true;
 	}
 	for (i = 0; i < sizeof(fastpaths) / sizeof(fastpaths[0]); i++)
@@ -375,25 +378,12 @@ static bool fastpath_of(const char *design, const char *mode, char *what,
 	else if (!rp_has_prefix(mode, "rseq") && !f->other)
 		snprintf(what, n, "in %s mode %s takes its main sheaf by this_cpu_xchg and puts it back by this_cpu_cmpxchg: no one pair row stands for it",
 			 mode, design);
-	else
-		snprintf(what, n, "percpu/%s/%s",
-			 rp_has_prefix(mode, "rseq") ? f->rseq : f->other, mode);
-	return f && mode && rp_has_prefix(what, "percpu/");
-}
-
-/* The benchmark fastpath_of() named. */
-static const struct rp_bench *fastpath_bench(const struct rp_set *s,
-					     const char *what)
-{
-	char op[64];
-
-	if (rp_has_prefix(what, "prim/"))
-		return rp_find(s,
-			       "suite=prim arch=ref op=mutex_pop_push metric=lat");
-	snprintf(op, sizeof(op), "%.*s", (int)strcspn(what + 7, "/"),
-		 what + 7);
-	return rp_find(s, "suite=percpu op=%s mode=%s", op, strrchr(what,
-		       '/') + 1);
+	if (!f || !mode || (!rp_has_prefix(mode, "rseq") && !f->other))
+		return false;
+	op = rp_has_prefix(mode, "rseq") ? f->rseq : f->other;
+	snprintf(what, n, "percpu/%s/%s", op, mode);
+	*p = rp_find(s, "suite=percpu op=%s mode=%s", op, mode);
+	return true;
 }
 
 void rp_slab_decomp(const struct rp_set *s)
@@ -431,12 +421,11 @@ void rp_slab_decomp(const struct rp_set *s)
 		}
 		mode = mode_of(b, mb, sizeof(mb));
 		rp_cell_as(&t, 't', mode ? mode : "–");
-		ok = fastpath_of(impls.v[i], mode, what, sizeof(what));
+		ok = fastpath_of(s, impls.v[i], mode, what, sizeof(what), &p);
 		if (!ok) {
 			rp_cell(&t, "n/a (%d)", rp_tab_note(&t, what));
 			rp_cell(&t, "–");
 		} else {
-			p = fastpath_bench(s, what);
 			rp_cell_as(&t, 'c', what);
 			ok = fig_or_why(&t, s, p, "", what, &fp);
 		}
