@@ -4,7 +4,8 @@
  * side with the ratio B/A and whether the difference is beyond the noise
  * (the rule of `select`, load.c).  Meant for before/after runs on one
  * machine; across machines or counters it says so, and falls back to ns
- * where the units differ.
+ * where the units differ.  In text the rows come in sections with short
+ * names, to paste into a commit message.
  */
 #include "report.h"
 
