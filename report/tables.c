@@ -786,7 +786,7 @@ remote:
 static void t_slab_bulk(const struct rp_set *s)
 {
 	struct grid gb = { 0 }, gf = { 0 };
-	struct rp_strs impls = { 0 }, sizes = { 0 };
+	struct rp_strs *impls = &gb.cols, *sizes = &gb.rows;
 	struct rp_tab t;
 	char cell[96];
 	int i, j;
@@ -797,29 +797,26 @@ static void t_slab_bulk(const struct rp_set *s)
 		puts("\nNo bulk table (seed table 4): no slab/bulk rows in this set.");
 		return;
 	}
-	for (i = 0; i < gb.cols.n; i++)
-		rp_strs_add(&impls, gb.cols.v[i]);
+	/* the designs and sizes of both, in gb's lists */
 	for (i = 0; i < gf.cols.n; i++)
-		rp_strs_add(&impls, gf.cols.v[i]);
-	impls_sort(&impls);
-	for (i = 0; i < gb.rows.n; i++)
-		rp_strs_add(&sizes, gb.rows.v[i]);
+		rp_strs_add(impls, gf.cols.v[i]);
+	impls_sort(impls);
 	for (i = 0; i < gf.rows.n; i++)
-		rp_strs_add(&sizes, gf.rows.v[i]);
-	rp_strs_sort_num(&sizes);
+		rp_strs_add(sizes, gf.rows.v[i]);
+	rp_strs_sort_num(sizes);
 
 	title(s, "Slab, seed table 4: alloc_bulk + free_bulk of N 256-byte objects against single calls (slab/bulk, slab/bulk_fallback)");
 	caption(s, "ns",
 		rp_warm(s, "\"bulk / single calls\" ns per object, and in brackets from_cpu, the share of objects the per-CPU level served"),
 		"not shown (see compare)");
-	grid_tab(&t, "bulk N", &impls);
-	for (i = 0; i < sizes.n; i++) {
-		rp_cell(&t, "%s", sizes.v[i]);
-		for (j = 0; j < impls.n; j++) {
-			const struct rp_bench *b = grid_get(&gb, sizes.v[i],
-							    impls.v[j]);
-			const struct rp_bench *f = grid_get(&gf, sizes.v[i],
-							    impls.v[j]);
+	grid_tab(&t, "bulk N", impls);
+	for (i = 0; i < sizes->n; i++) {
+		rp_cell(&t, "%s", sizes->v[i]);
+		for (j = 0; j < impls->n; j++) {
+			const struct rp_bench *b = grid_get(&gb, sizes->v[i],
+							    impls->v[j]);
+			const struct rp_bench *f = grid_get(&gf, sizes->v[i],
+							    impls->v[j]);
 			struct rp_fig tb, tf, fc;
 			int n;
 
@@ -845,8 +842,6 @@ static void t_slab_bulk(const struct rp_set *s)
 		}
 	}
 	rp_tab_print(&t);
-	rp_strs_free(&impls);
-	rp_strs_free(&sizes);
 	grid_free(&gb);
 	grid_free(&gf);
 }
