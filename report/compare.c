@@ -4,7 +4,8 @@
  * side with the ratio B/A and whether the difference is beyond the noise
  * (the rule of `select`, load.c).  Meant for before/after runs on one
  * machine; across machines or counters it says so, and falls back to ns
- * where the units differ.
+ * where the units differ.  In text the rows come in sections with short
+ * names, to paste into a commit message.
  */
 #include "report.h"
 
@@ -106,6 +107,114 @@ static void side(struct rp_tab *t, const char *what, const char *a,
 	rp_cell_as(t, 't', b);
 }
 
+/*
+ * --format=text: the rows grouped in sections of one suite, arch,
+ * workload, placement and unit, each row named by the identity fields
+ * left, so that the table fits a commit message.
+ */
+static const char *const sect_keys[] = { "suite", "arch", "workload",
+					  "placement" };
+static const char *const row_keys[] = { "op", "variant", "ordering",
+					"metric", "outcome", "state", "design",
+					"mode", "size", "bulk" };
+
+static void ident(char *buf, size_t n, const struct rp_bench *b,
+		  const char *const *keys, int nk)
+{
+	size_t len = 0;
+	int i;
+
+	buf[0] = 0;
+	for (i = 0; i < nk && len < n; i++) {
+		const char *sep = len ? " " : "";
+
+		if (rp_n(b, keys[i]) >= 0)
+			len += snprintf(buf + len, n - len, "%s%s:%ld", sep,
+					keys[i], rp_n(b, keys[i]));
+		else if (*rp_f(b, keys[i]))
+			len += snprintf(buf + len, n - len, "%s%s", sep,
+					rp_f(b, keys[i]));
+	}
+}
+
+static void section(char *buf, size_t n, const struct row *r)
+{
+	size_t len;
+
+	ident(buf, n, r->a, sect_keys, 4);
+	len = strlen(buf);
+	snprintf(buf + len, n - len, ", %s", r->unit);
+}
+
+static const char *const flag_text[] = {
+	[V_FASTER] = "faster", [V_SLOWER] = "slower", [V_NOISE] = "",
+	[V_FASTER1] = "faster?", [V_SLOWER1] = "slower?", [V_SAME1] = "",
+	[V_DIFFERS] = "differs", [V_SKIPPED] = "", [V_NOFIG] = "",
+};
+
+/* a figure, or the note that says why a run has none */
+static void figure(struct rp_tab *t, const struct rp_bench *b,
+		   const struct rp_fig *f)
+{
+	if (b->skip)
+		rp_cell(t, "(%d)", rp_tab_note(t, rp_md('s', b->skip)));
+	else
+		rp_cell(t, "%s", rp_num(f->v));
+}
+
+static void text_rows(struct row *rows, int nr)
+{
+	char key[256], k2[256], label[256];
+	bool *done = rp_alloc((nr + 1) * sizeof(*done));
+	int i, j;
+
+	puts("Before: A; after: B; delta: (B - A) / A. Flag: faster or slower beyond the noise, with a ? on single runs, where the noise cannot be judged; none within the noise; differs: a ratio changed beyond it.\n");
+	for (i = 0; i < nr; i++) {
+		struct rp_tab t;
+
+		if (done[i])
+			continue;
+		section(key, sizeof(key), &rows[i]);
+		printf("### %s\n\n", key);
+		rp_tab_init(&t, "lrrrl");
+		rp_row(&t, "|before|after|delta|");
+		for (j = i; j < nr; j++) {
+			struct row *r = &rows[j];
+
+			section(k2, sizeof(k2), r);
+			if (done[j] || strcmp(key, k2))
+				continue;
+			done[j] = true;
+			ident(label, sizeof(label), r->a, row_keys, 10);
+			if (r->a->threads > 1) {
+				size_t l = strlen(label);
+
+				snprintf(label + l, sizeof(label) - l,
+					 "%sthreads:%d", l ? " " : "",
+					 r->a->threads);
+			}
+			if (!*label)
+				snprintf(label, sizeof(label), "%s",
+					 strchr(r->a->name, '/') ?
+					 strchr(r->a->name, '/') + 1 :
+					 r->a->name);
+			rp_cell(&t, "%s", label);
+			figure(&t, r->a, &r->fa);
+			figure(&t, r->b, &r->fb);
+			if (r->v == V_SKIPPED || r->v == V_NOFIG)
+				rp_cell(&t, "–");
+			else
+				rp_cell(&t, "%s%s", r->fb.v >= r->fa.v ?
+					"+" : "",
+					rp_pct(r->fb.v / r->fa.v - 1));
+			rp_cell(&t, "%s", flag_text[r->v]);
+		}
+		rp_tab_print(&t);
+		putchar('\n');
+	}
+	free(done);
+}
+
 int cmd_compare(int argc, char **argv)
 {
 	static const char *const keys[][2] = {
@@ -148,7 +257,7 @@ int cmd_compare(int argc, char **argv)
 
 	rows = rp_alloc((a->nr_bench + 1) * sizeof(*rows));
 	for (i = 0; i < a->nr_bench; i++) {
-		const struct rp_bench *y = rp_find(b, a->bench[i].name);
+		const struct rp_bench *y = rp_named(b, a->bench[i].name);
 		struct row *r = &rows[nr];
 		enum dir dir;
 
@@ -164,7 +273,7 @@ int cmd_compare(int argc, char **argv)
 		nr++;
 	}
 	for (i = 0; i < b->nr_bench; i++)
-		if (!rp_find(a, b->bench[i].name))
+		if (!rp_named(a, b->bench[i].name))
 			only_b++;
 
 	puts("# Compare\n");
@@ -204,6 +313,10 @@ int cmd_compare(int argc, char **argv)
 	printf(". Only in A: %d; only in B: %d.\n\n", only_a, only_b);
 	puts("Figures: medians. Faster means a lower cost, or a higher rate (Mops/s). Noise: the min-max ranges of A and B overlap, or they differ by less than twice the larger cv.\n");
 
+	if (rp_format == RP_TEXT) {
+		text_rows(rows, nr);
+		goto done;
+	}
 	rp_tab_init(&t, "llrrrlll");
 	for (i = 0; i < 8; i++)
 		rp_cell(&t, "%s", head[i]);
@@ -235,6 +348,7 @@ int cmd_compare(int argc, char **argv)
 		rp_cell(&t, "%s", verdict_text[r->v]);
 	}
 	rp_tab_print(&t);
+done:
 	status = rp_exit_status(2);
 out:
 	free(rows);

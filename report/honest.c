@@ -26,13 +26,12 @@
  */
 static bool warm_set(const struct rp_set *s)
 {
+	const struct rp_bench *b;
 	struct rp_fig f;
-	int i;
 
-	for (i = 0; i < s->nr_bench; i++)
-		if (rp_is(&s->bench[i], "suite", "slab") &&
-		    (rp_is(&s->bench[i], "workload", "seq_cold") ||
-		     rp_fig(&s->bench[i], "new_slabs", &f)))
+	rp_each(b, s, "suite=slab")
+		if (rp_is(b, "workload", "seq_cold") ||
+		    rp_fig(b, "new_slabs", &f))
 			return true;
 	return false;
 }
@@ -58,16 +57,12 @@ const char *rp_warm(const struct rp_set *s, const char *cells)
 static void impls_of(const struct rp_set *s, const char *wl, long size,
 		     bool designs, bool mallocs, struct rp_strs *l)
 {
-	int i;
+	const struct rp_bench *b;
 
-	for (i = 0; i < s->nr_bench; i++) {
-		const struct rp_bench *b = &s->bench[i];
-		bool m = rp_has_prefix(rp_f(b, "design"), "malloc-");
-
-		if (rp_is(b, "suite", "slab") && rp_is(b, "workload", wl) &&
-		    rp_n(b, "size") == size && (m ? mallocs : designs))
+	rp_each(b, s, "suite=slab workload=%s size=%ld", wl, size)
+		if (rp_has_prefix(rp_f(b, "design"), "malloc-") ?
+		    mallocs : designs)
 			rp_strs_add(l, rp_f(b, "design"));
-	}
 }
 
 /*
@@ -133,40 +128,6 @@ static const char *count(double v)
 static const long gap_sizes[] = { 4096, 16384 };
 
 /*
- * The design, or the system malloc, with the lowest figure (prefix) of
- * slab workload wl at size; NULL (best: no figure) if none has one.
- */
-static const char *best_impl(const struct rp_set *s, const char *wl,
-			     long size, const char *prefix, bool design,
-			     struct rp_fig *best)
-{
-	struct rp_strs l = { 0 };
-	const char *who = NULL;
-	struct rp_fig f;
-	int i;
-
-	rp_fig(NULL, "", best);
-	impls_of(s, wl, size, design, !design, &l);
-	for (i = 0; i < l.n; i++) {
-		const struct rp_bench *b = rp_slab(s, wl, l.v[i], "size", size);
-
-		if (rp_fig_unit(s, b, prefix, &f) && (!who || f.v < best->v)) {
-			who = rp_f(b, "design");
-			*best = f;
-		}
-	}
-	rp_strs_free(&l);
-	return who;
-}
-
-static const char *best_malloc(const struct rp_set *s, const char *wl,
-			       long size, const char *prefix,
-			       struct rp_fig *best)
-{
-	return best_impl(s, wl, size, prefix, false, best);
-}
-
-/*
  * What the set says about a design's seq figure over 2x the best system
  * allocator's: the slabs it mapped while timed, its cold start, its
  * pair at the same size, and the spread.
@@ -175,9 +136,12 @@ static char *gap_reason(const struct rp_set *s, const char *design,
 			long size, const char *phase, const struct rp_fig *d,
 			const char *who, const struct rp_fig *best)
 {
-	const struct rp_bench *b = rp_slab(s, "seq", design, "size", size);
-	const struct rp_bench *c = rp_slab(s, "seq_cold", design, "size",
-					   size);
+	const struct rp_bench *b = rp_find(s,
+					   "suite=slab workload=seq design=%s size=%ld",
+					   design, size);
+	const struct rp_bench *c = rp_find(s,
+					   "suite=slab workload=seq_cold design=%s size=%ld",
+					   design, size);
 	struct rp_fig ns, cold, slabs, pd, pm;
 	char *r = NULL;
 	const char *pw;
@@ -209,8 +173,10 @@ static char *gap_reason(const struct rp_set *s, const char *design,
 			d->v >= cold.v / 2 ? ": close to a cold start" :
 			": the gap is not the first touch");
 	}
-	pw = best_malloc(s, "pair", size, "", &pm);
-	if (rp_fig_unit(s, rp_slab(s, "pair", design, "size", size), "",
+	pw = rp_best(s, "pair", "size", size, "", true, &pm);
+	if (rp_fig_unit(s, rp_find(s,
+				   "suite=slab workload=pair design=%s size=%ld",
+				   design, size), "",
 			&pd) && pw)
 		fprintf(f, "; its alloc+free pair at %ld B is %s, %sx %s's %s",
 			size, rp_num(pd.v), rp_num(pd.v / pm.v), pw,
@@ -234,8 +200,8 @@ void rp_slab_seq_gap(const struct rp_set *s)
 
 	for (k = 0; k < 2; k++)
 		impls_of(s, "seq", gap_sizes[k], true, false, &designs);
-	if (!designs.n || !best_malloc(s, "seq", gap_sizes[0], "alloc_",
-				       &(struct rp_fig){ 0 })) {
+	if (!designs.n || !rp_best(s, "seq", "size", gap_sizes[0], "alloc_",
+				   true, &(struct rp_fig){ 0 })) {
 		puts("\nNo comparison of the large seq sizes with the system allocators: no slab/seq rows of both designs and mallocs at 4096 bytes in this set.");
 		rp_strs_free(&designs);
 		return;
@@ -255,7 +221,8 @@ void rp_slab_seq_gap(const struct rp_set *s)
 			struct rp_fig best, d;
 			const char *who;
 
-			who = best_malloc(s, "seq", gap_sizes[k], phase, &best);
+			who = rp_best(s, "seq", "size", gap_sizes[k], phase,
+				      true, &best);
 			rp_cell(&t, "%s(%ld)", p ? "free" : "alloc",
 				gap_sizes[k]);
 			if (!who) {
@@ -269,8 +236,9 @@ void rp_slab_seq_gap(const struct rp_set *s)
 				const struct rp_bench *b;
 				char *why;
 
-				b = rp_slab(s, "seq", designs.v[j], "size",
-					    gap_sizes[k]);
+				b = rp_find(s,
+					    "suite=slab workload=seq design=%s size=%ld",
+					    designs.v[j], gap_sizes[k]);
 				if (!rp_fig_unit(s, b, phase, &d)) {
 					none_cell(&t, b);
 					continue;
@@ -303,16 +271,12 @@ void rp_slab_seq_gap(const struct rp_set *s)
 void rp_slab_cold(const struct rp_set *s)
 {
 	struct rp_strs sizes = { 0 }, impls = { 0 };
+	const struct rp_bench *b;
 	struct rp_tab t;
 	char buf[32];
 	int i, j;
 
-	for (i = 0; i < s->nr_bench; i++) {
-		const struct rp_bench *b = &s->bench[i];
-
-		if (!rp_is(b, "suite", "slab") ||
-		    !rp_is(b, "workload", "seq_cold"))
-			continue;
+	rp_each(b, s, "suite=slab workload=seq_cold") {
 		snprintf(buf, sizeof(buf), "%ld", rp_n(b, "size"));
 		rp_strs_add(&sizes, buf);
 	}
@@ -334,11 +298,11 @@ void rp_slab_cold(const struct rp_set *s)
 	for (i = 0; i < sizes.n; i++) {
 		rp_cell(&t, "%s", sizes.v[i]);
 		for (j = 0; j < impls.n; j++) {
-			const struct rp_bench *b;
 			struct rp_fig a, f, sl;
 
-			b = rp_slab(s, "seq_cold", impls.v[j], "size",
-				    atol(sizes.v[i]));
+			b = rp_find(s,
+				    "suite=slab workload=seq_cold design=%s size=%ld",
+				    impls.v[j], atol(sizes.v[i]));
 			if (!rp_fig_unit(s, b, "alloc_", &a)) {
 				none_cell(&t, b);
 				continue;
@@ -387,17 +351,20 @@ static const char *mode_of(const struct rp_bench *b, char *buf, size_t n)
 }
 
 /*
- * The benchmark name of the primitive pair under design's fastpath in
- * mode, in what; false with why there is none instead.
+ * The primitive pair under design's fastpath in mode: its name in what,
+ * its benchmark in *p; false with why there is none in what instead.
  */
-static bool fastpath_of(const char *design, const char *mode, char *what,
-			size_t n)
+static bool fastpath_of(const struct rp_set *s, const char *design,
+			const char *mode, char *what, size_t n,
+			const struct rp_bench **p)
 {
 	const struct fastpath *f = NULL;
+	const char *op;
 	size_t i;
 
 	if (!strcmp(design, "locked")) {
 		snprintf(what, n, "prim/ref/mutex_pop_push/lat");
+		*p = rp_find(s, "suite=prim arch=ref op=mutex_pop_push metric=lat");
 		return true;
 	}
 	for (i = 0; i < sizeof(fastpaths) / sizeof(fastpaths[0]); i++)
@@ -411,25 +378,12 @@ static bool fastpath_of(const char *design, const char *mode, char *what,
 	else if (!rp_has_prefix(mode, "rseq") && !f->other)
 		snprintf(what, n, "in %s mode %s takes its main sheaf by this_cpu_xchg and puts it back by this_cpu_cmpxchg: no one pair row stands for it",
 			 mode, design);
-	else
-		snprintf(what, n, "percpu/%s/%s",
-			 rp_has_prefix(mode, "rseq") ? f->rseq : f->other, mode);
-	return f && mode && rp_has_prefix(what, "percpu/");
-}
-
-/* The benchmark fastpath_of() named. */
-static const struct rp_bench *fastpath_bench(const struct rp_set *s,
-					     const char *what)
-{
-	char op[64];
-
-	if (rp_has_prefix(what, "prim/"))
-		return rp_find_by(s, "suite", "prim", "arch", "ref", "op",
-				  "mutex_pop_push", "metric", "lat", NULL);
-	snprintf(op, sizeof(op), "%.*s", (int)strcspn(what + 7, "/"),
-		 what + 7);
-	return rp_find_by(s, "suite", "percpu", "op", op, "mode",
-			  strrchr(what, '/') + 1, NULL);
+	if (!f || !mode || (!rp_has_prefix(mode, "rseq") && !f->other))
+		return false;
+	op = rp_has_prefix(mode, "rseq") ? f->rseq : f->other;
+	snprintf(what, n, "percpu/%s/%s", op, mode);
+	*p = rp_find(s, "suite=percpu op=%s mode=%s", op, mode);
+	return true;
 }
 
 void rp_slab_decomp(const struct rp_set *s)
@@ -456,7 +410,8 @@ void rp_slab_decomp(const struct rp_set *s)
 		const char *mode;
 		bool ok;
 
-		b = rp_slab(s, "pair", impls.v[i], "size", 64);
+		b = rp_find(s, "suite=slab workload=pair design=%s size=64",
+			    impls.v[i]);
 		rp_cell_as(&t, 't', impls.v[i]);
 		if (rp_has_prefix(impls.v[i], "malloc-")) {
 			rp_row(&t, "–|–|–");
@@ -466,12 +421,11 @@ void rp_slab_decomp(const struct rp_set *s)
 		}
 		mode = mode_of(b, mb, sizeof(mb));
 		rp_cell_as(&t, 't', mode ? mode : "–");
-		ok = fastpath_of(impls.v[i], mode, what, sizeof(what));
+		ok = fastpath_of(s, impls.v[i], mode, what, sizeof(what), &p);
 		if (!ok) {
 			rp_cell(&t, "n/a (%d)", rp_tab_note(&t, what));
 			rp_cell(&t, "–");
 		} else {
-			p = fastpath_bench(s, what);
 			rp_cell_as(&t, 'c', what);
 			ok = fig_or_why(&t, s, p, "", what, &fp);
 		}
@@ -527,33 +481,23 @@ static const char *figs2(const char *who, double a, double b)
 static bool conc_fig(const struct rp_set *s, const char *impl, long size,
 		     int threads, struct rp_fig *f)
 {
-	const struct rp_bench *any = NULL;
-	int i;
+	const struct rp_bench *any = NULL, *b;
 
-	for (i = 0; i < s->nr_bench; i++) {
-		const struct rp_bench *b = &s->bench[i];
-
-		if (!rp_is(b, "suite", "slab") || !rp_is(b, "workload", "conc") ||
-		    !rp_is(b, "design", impl) || rp_n(b, "size") != size ||
-		    b->threads != threads)
-			continue;
-		if (rp_is(b, "placement", "spread") || !any)
+	rp_each(b, s, "suite=slab workload=conc design=%s size=%ld", impl,
+		size)
+		if (b->threads == threads &&
+		    (rp_is(b, "placement", "spread") || !any))
 			any = b;
-	}
 	return rp_fig(any, "Mobj_s", f);
 }
 
 /* The size of the scaling target: 64 bytes, else the first conc size. */
 static long conc_size(const struct rp_set *s)
 {
+	const struct rp_bench *b;
 	long first = -1;
-	int i;
 
-	for (i = 0; i < s->nr_bench; i++) {
-		const struct rp_bench *b = &s->bench[i];
-
-		if (!rp_is(b, "suite", "slab") || !rp_is(b, "workload", "conc"))
-			continue;
+	rp_each(b, s, "suite=slab workload=conc") {
 		if (rp_n(b, "size") == 64)
 			return 64;
 		if (first < 0)
@@ -579,12 +523,12 @@ static void pair_goals(struct rp_tab *t, const struct rp_set *s)
 	char buf[512];
 	size_t i;
 
-	who = rp_best_design(s, "pair", "size", 64, &best);
+	who = rp_best(s, "pair", "size", 64, "", false, &best);
 	for (i = 0; i < sizeof(refs) / sizeof(refs[0]); i++) {
 		const struct rp_bench *b = rp_has_prefix(refs[i].name, "malloc-") ?
-			rp_slab(s, "pair", refs[i].name, "size", 64) :
-			rp_find_by(s, "suite", "percpu", "op", "array_push_pop",
-				   "mode", "rseq", NULL);
+			rp_find(s, "suite=slab workload=pair design=%s size=64",
+				refs[i].name) :
+			rp_find(s, "suite=percpu op=array_push_pop mode=rseq");
 
 		why = NULL;
 		if (!who)
@@ -617,22 +561,25 @@ void rp_slab_targets(const struct rp_set *s)
 	rp_row(&t, "target|figures|ratio|goal|verdict");
 	pair_goals(&t, s);
 
-	who = best_impl(s, "seq", 64, "free_", true, &d);
+	who = rp_best(s, "seq", "size", 64, "free_", false, &d);
 	why = NULL;
 	if (!who)
 		why = "no design's slab/seq free figure at 64 B in this set";
-	else if (!unit_fig(s, rp_slab(s, "seq", "malloc-mimalloc", "size", 64),
+	else if (!unit_fig(s, rp_find(s,
+				      "suite=slab workload=seq design=malloc-mimalloc size=64"),
 			   "free_", "malloc-mimalloc's slab/seq at 64 B", &m,
 			   buf, sizeof(buf)))
 		why = buf;
 	goal_row(&t, "best seq free(64) / mimalloc's", figs2(who, d.v, m.v),
 		 d.v / m.v, 1, true, why, NULL);
 
-	who = rp_best_design(s, "bulk", "bulk", 16, &bulk);
+	who = rp_best(s, "bulk", "bulk", 16, "", false, &bulk);
 	why = NULL;
 	if (!who)
 		why = "no design's slab/bulk of 16 in this set";
-	else if (!unit_fig(s, rp_slab(s, "pair", who, "size", 256), "",
+	else if (!unit_fig(s, rp_find(s,
+				      "suite=slab workload=pair design=%s size=256",
+				      who), "",
 			   "its slab/pair at 256 B", &pair, buf, sizeof(buf)))
 		why = buf;
 	goal_row(&t, "best bulk-16 / its pair 256 B",
@@ -665,12 +612,11 @@ void rp_slab_targets(const struct rp_set *s)
 
 static bool set_has_timer(const struct rp_set *s)
 {
+	const struct rp_bench *b;
 	struct rp_fig f;
-	int i;
 
-	for (i = 0; i < s->nr_bench; i++)
-		if (rp_is(&s->bench[i], "suite", "cacheline") &&
-		    rp_fig(&s->bench[i], "timer_ticks", &f))
+	rp_each(b, s, "suite=cacheline")
+		if (rp_fig(b, "timer_ticks", &f))
 			return true;
 	return false;
 }

@@ -340,7 +340,7 @@ static int bench_index(const struct rp_set *s, const char *name)
 	return i ? (int)json_integer_value(i) : -1;
 }
 
-const struct rp_bench *rp_find(const struct rp_set *s, const char *name)
+const struct rp_bench *rp_named(const struct rp_set *s, const char *name)
 {
 	int i = bench_index(s, name);
 
@@ -348,46 +348,24 @@ const struct rp_bench *rp_find(const struct rp_set *s, const char *name)
 }
 
 /*
- * The identity fields atomkit-bench writes into each benchmark entry
- * (doc/benchmarks.md): the parts of the name, so that no name is split.
- * Returns -1 for any other key, else whether the field is a number.
+ * The kind of a row's field: 's' a string (Google Benchmark's names and
+ * the identity fields atomkit-bench writes, doc/benchmarks.md: the parts
+ * of the name, so that no name is split), 'n' an integer identity field,
+ * 0 any other.
  */
-static int id_field(const char *key)
+static char field_kind(const char *key)
 {
-	static const char *const str[] = {
-		"ak_suite", "ak_arch", "ak_op", "ak_variant", "ak_ordering",
-		"ak_insn", "ak_metric", "ak_outcome", "ak_state",
-		"ak_placement", "ak_mode", "ak_workload", "ak_design", NULL,
-	};
-	static const char *const num[] = {
-		"ak_width", "ak_size", "ak_bulk", NULL,
-	};
-	int i;
+	static const char str[] = " name run_name run_type aggregate_name"
+		" aggregate_unit time_unit label error_message ak_suite"
+		" ak_arch ak_op ak_variant ak_ordering ak_insn ak_metric"
+		" ak_outcome ak_state ak_placement ak_mode ak_workload"
+		" ak_design ", num[] = " ak_width ak_size ak_bulk ";
+	char k[64];
 
-	for (i = 0; str[i]; i++)
-		if (!strcmp(key, str[i]))
-			return 0;
-	for (i = 0; num[i]; i++)
-		if (!strcmp(key, num[i]))
-			return 1;
-	return -1;
-}
-
-/* ---- suite files ---- */
-
-static const char *const str_fields[] = {
-	"name", "run_name", "run_type", "aggregate_name", "aggregate_unit",
-	"time_unit", "label", "error_message", NULL,
-};
-
-static bool is_str_field(const char *key)
-{
-	int i;
-
-	for (i = 0; str_fields[i]; i++)
-		if (!strcmp(key, str_fields[i]))
-			return true;
-	return false;
+	if (strlen(key) > 32 || strchr(key, ' '))
+		return 0;
+	snprintf(k, sizeof(k), " %s ", key);
+	return strstr(str, k) ? 's' : strstr(num, k) ? 'n' : 0;
 }
 
 /*
@@ -413,10 +391,10 @@ static bool check_row(struct rp_set *s, const char *path, size_t i,
 	json_object_foreach_safe(row, tmp, key, v) {
 		const char *want = NULL;
 
-		if (is_str_field(key) || !id_field(key)) {
+		if (field_kind(key) == 's') {
 			if (!json_is_string(v))
 				want = "a string";
-		} else if (id_field(key) > 0) {
+		} else if (field_kind(key) == 'n') {
 			if (!json_is_integer(v))
 				want = "an integer";
 		} else if (rp_has_prefix(key, "ak_")) {
@@ -1059,69 +1037,90 @@ long rp_n(const struct rp_bench *b, const char *key)
 }
 
 /*
- * The benchmark of set s whose identity fields have the given values:
- * key, value, ..., NULL; a field given as "" must be absent.
+ * Whether b's identity field key is one of vals ("a|b"), a string or a
+ * number; "" is a field that is absent; key "k!" negates.
  */
-const struct rp_bench *rp_find_by(const struct rp_set *s, ...)
+static bool id_is(const struct rp_bench *b, const char *key, size_t klen,
+		  const char *vals, size_t vlen)
 {
-	int i;
+	bool neg = klen && key[klen - 1] == '!';
+	char k[32], v[64], num[24], *p, *q;
+	const char *have = num;
+	json_t *j;
 
-	for (i = 0; i < s->nr_bench; i++) {
-		const char *k;
-		va_list ap;
-
-		va_start(ap, s);
-		while ((k = va_arg(ap, const char *)) &&
-		       rp_is(&s->bench[i], k, va_arg(ap, const char *)))
-			;
-		va_end(ap);
-		if (!k)
-			return &s->bench[i];
+	snprintf(k, sizeof(k), "ak_%.*s", (int)(klen - neg), key);
+	snprintf(v, sizeof(v), "%.*s", (int)vlen, vals);
+	j = json_object_get(b->id, k);
+	snprintf(num, sizeof(num), "%lld", json_is_integer(j) ?
+		 (long long)json_integer_value(j) : 0);
+	if (!json_is_integer(j))
+		have = json_is_string(j) ? json_string_value(j) : "";
+	for (p = v; p; p = q) {
+		q = strchr(p, '|');
+		if (q)
+			*q++ = 0;
+		if (!strcmp(p, have))
+			break;
 	}
-	return NULL;
+	return !p == neg;
 }
 
-/* The slab benchmark of workload wl and impl at arg ("size") = v. */
-const struct rp_bench *rp_slab(const struct rp_set *s, const char *wl,
-			       const char *impl, const char *arg, long v)
+/*
+ * The next benchmark of s after `after` (NULL: from the first) whose
+ * identity fields match the filter, printf-style: "suite=slab
+ * workload=pair|seq design=%s size=64 arch!=ref"; "key=" matches a field
+ * that is absent.
+ */
+const struct rp_bench *rp_next(const struct rp_set *s,
+			       const struct rp_bench *after,
+			       const char *fmt, ...)
 {
+	char filter[256];
+	va_list ap;
 	int i;
 
-	for (i = 0; i < s->nr_bench; i++)
-		if (rp_is(&s->bench[i], "suite", "slab") &&
-		    rp_is(&s->bench[i], "workload", wl) &&
-		    rp_is(&s->bench[i], "design", impl) &&
-		    rp_n(&s->bench[i], arg) == v)
+	va_start(ap, fmt);
+	vsnprintf(filter, sizeof(filter), fmt, ap);
+	va_end(ap);
+	for (i = after ? after - s->bench + 1 : 0; i < s->nr_bench; i++) {
+		const char *p = filter + strspn(filter, " ");
+
+		while (*p) {
+			size_t kl = strcspn(p, "="), vl = strcspn(p + kl + 1,
+								  " ");
+
+			if (!id_is(&s->bench[i], p, kl, p + kl + 1, vl))
+				break;
+			p += kl + 1 + vl;
+			p += strspn(p, " ");
+		}
+		if (!*p)
 			return &s->bench[i];
+	}
 	return NULL;
 }
 
 /*
- * The design (no system malloc) with the lowest figure in the unit at
- * slab workload wl, arg = v, the first on a tie; NULL (best: no figure)
- * if none has one.
+ * The design (mallocs: the system malloc) with the lowest figure in the
+ * unit (field prefix + the counter) at slab workload wl, arg = v, the
+ * first on a tie; NULL (best: no figure) if none has one.
  */
-const char *rp_best_design(const struct rp_set *s, const char *wl,
-			   const char *arg, long v, struct rp_fig *best)
+const char *rp_best(const struct rp_set *s, const char *wl, const char *arg,
+		    long v, const char *prefix, bool mallocs,
+		    struct rp_fig *best)
 {
+	const struct rp_bench *b = NULL;
 	const char *who = NULL;
 	struct rp_fig f;
-	int i;
 
 	rp_fig(NULL, "", best);
-	for (i = 0; i < s->nr_bench; i++) {
-		const struct rp_bench *b = &s->bench[i];
-
-		if (!rp_is(b, "suite", "slab") || !rp_is(b, "workload", wl) ||
-		    rp_n(b, arg) != v ||
-		    rp_has_prefix(rp_f(b, "design"), "malloc-") ||
-		    !rp_fig_unit(s, b, "", &f))
-			continue;
-		if (!who || f.v < best->v) {
+	while ((b = rp_next(s, b, "suite=slab workload=%s %s=%ld", wl, arg,
+			    v)))
+		if (rp_has_prefix(rp_f(b, "design"), "malloc-") == mallocs &&
+		    rp_fig_unit(s, b, prefix, &f) && (!who || f.v < best->v)) {
 			who = rp_f(b, "design");
 			*best = f;
 		}
-	}
 	return who;
 }
 
@@ -1713,6 +1712,16 @@ static void tab_text_part(struct rp_tab *t)
 
 #define GROUP_CELL	24	/* wider cells go to notes anyway */
 
+/* The widest of column j's cells and its header's words, up to GROUP_CELL */
+static int cell_width(const struct rp_tab *t, int j)
+{
+	int w = body_width(t, j);
+
+	if (word_width(t->c[j]) > w)
+		w = word_width(t->c[j]);
+	return w < GROUP_CELL ? w : GROUP_CELL;
+}
+
 /*
  * A table too wide for a line is printed in parts, each the first column
  * and as many of the next as fit, so that fewer cells become notes.
@@ -1723,19 +1732,9 @@ static void tab_text(struct rp_tab *t)
 	struct rp_tab p;
 
 	for (;;) {
-		int w0 = word_width(t->c[0]);
-
-		for (i = t->ncol; i < t->n; i += t->ncol)
-			if (width(t->c[i]) > w0)
-				w0 = width(t->c[i]);
-		sum = w0 < GROUP_CELL ? w0 : GROUP_CELL;
+		sum = cell_width(t, 0);
 		for (to = from; to < t->ncol; to++) {
-			int x = word_width(t->c[to]);
-
-			for (i = t->ncol + to; i < t->n; i += t->ncol)
-				if (width(t->c[i]) > x)
-					x = width(t->c[i]);
-			sum += 2 + (x < GROUP_CELL ? x : GROUP_CELL);
+			sum += 2 + cell_width(t, to);
 			if (sum > TEXT_COLS && to > from)
 				break;
 		}

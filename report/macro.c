@@ -79,40 +79,27 @@ static const struct member m_run[] = {
 	{ "ok", M_BOOL }, { "note", M_STR | M_OPT }, { NULL, 0 },
 };
 
-static const char *want_of(int type)
-{
-	switch (type & ~(M_NULL | M_OPT)) {
-	case M_STR:
-		return "a string";
-	case M_NUM:
-		return "a number";
-	case M_INT:
-		return "an integer";
-	case M_BOOL:
-		return "a boolean";
-	case M_OBJ:
-		return "an object";
-	}
-	return "an array";
-}
+#define M_KIND(type)	((type) & ~(M_NULL | M_OPT))
+
+static const char *const want_of[M_ARR + 1] = {
+	[M_STR] = "a string", [M_NUM] = "a number", [M_INT] = "an integer",
+	[M_BOOL] = "a boolean", [M_OBJ] = "an object", [M_ARR] = "an array",
+};
+
+/* the jansson types each kind takes, a bit per json_type */
+static const int json_types[M_ARR + 1] = {
+	[M_STR] = 1 << JSON_STRING,
+	[M_NUM] = 1 << JSON_INTEGER | 1 << JSON_REAL,
+	[M_INT] = 1 << JSON_INTEGER,
+	[M_BOOL] = 1 << JSON_TRUE | 1 << JSON_FALSE,
+	[M_OBJ] = 1 << JSON_OBJECT, [M_ARR] = 1 << JSON_ARRAY,
+};
 
 static bool is_type(const json_t *v, int type)
 {
 	if (json_is_null(v))
 		return type & M_NULL;
-	switch (type & ~(M_NULL | M_OPT)) {
-	case M_STR:
-		return json_is_string(v);
-	case M_NUM:
-		return json_is_number(v);
-	case M_INT:
-		return json_is_integer(v);
-	case M_BOOL:
-		return json_is_boolean(v);
-	case M_OBJ:
-		return json_is_object(v);
-	}
-	return json_is_array(v);
+	return json_types[M_KIND(type)] >> json_typeof(v) & 1;
 }
 
 /*
@@ -137,7 +124,7 @@ static char *check_obj(const json_t *o, const struct member *m,
 		if (v && !is_type(v, m->type))
 			return rp_asprintf("%s%s%s: expected %s%s, found %s",
 					   where, dot, m->key,
-					   want_of(m->type),
+					   want_of[M_KIND(m->type)],
 					   m->type & M_NULL ? " or null" : "",
 					   rp_jtype(v));
 		if (json_is_number(v) && json_number_value(v) < 0)
@@ -667,7 +654,7 @@ static const char *no_weighing(const struct rp_set *s, const char *pair)
 void rp_macro_select(const struct rp_set *s)
 {
 	struct rp_fig pair;
-	const char *who = rp_best_design(s, "pair", "size", 64, &pair);
+	const char *who = rp_best(s, "pair", "size", 64, "", false, &pair);
 	const char *why = no_weighing(s, who);
 	struct mstat best, mine;
 	const json_t *wl;
@@ -730,7 +717,8 @@ void rp_macro_select_row(struct rp_tab *t, struct rp_set *const *sets, int n)
 	for (i = 0; i < n; i++) {
 		const struct rp_set *s = sets[i];
 		struct rp_fig pair;
-		const char *who = rp_best_design(s, "pair", "size", 64, &pair);
+		const char *who = rp_best(s, "pair", "size", 64, "", false,
+					  &pair);
 		const char *why = no_weighing(s, who);
 		json_t *wins = json_object(), *v;
 		struct mstat best;

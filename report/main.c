@@ -90,37 +90,47 @@ static int cmd_check(int argc, char **argv)
 	return rp_exit_status(usable);
 }
 
-int main(int argc, char **argv)
+static int cmd_plot_o(int argc, char **argv);
+
+/* The subcommands: how many operands each takes (0: one or more). */
+static const struct {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	int nargs;
+	const char *need;
+} cmds[] = {
+	{ "tables", cmd_tables, 0, NULL }, { "select", cmd_select, 0, NULL },
+	{ "compare", cmd_compare, 2, "%s: needs two sets, A and B" },
+	{ "index", cmd_index, 1, "%s: needs one folder (e.g. results/)" },
+	{ "plot", cmd_plot_o, 0, NULL }, { "check", cmd_check, 0, NULL },
+};
+
+static const char *outdir;
+
+static int cmd_plot_o(int argc, char **argv)
 {
-	const char *cmd, *outdir = NULL;
-	char **args;
+	return cmd_plot(argc, argv, outdir);
+}
+
+static int format(const char *a)
+{
+	if (rp_set_format(a + strlen("--format=")))
+		return 0;
+	return usage_error("unknown format '%s' (markdown or text)",
+			   a + strlen("--format="));
+}
+
+static int run(int argc, char **argv, char **args)
+{
+	const char *cmd = argv[1];
+	bool plot = !strcmp(cmd, "plot");
+	size_t c;
 	int i, n = 0;
 
-	/* --format may come first: "atomkit-report --format=text compare" */
-	while (argc > 1 && rp_has_prefix(argv[1], "--format=")) {
-		if (!rp_set_format(argv[1] + strlen("--format=")))
-			return usage_error("unknown format '%s' (markdown or text)",
-					   argv[1] + strlen("--format="));
-		argv++;
-		argc--;
-	}
-	if (argc < 2)
-		return usage(stderr, RP_EXIT_USAGE);
-	cmd = argv[1];
-	if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") ||
-	    !strcmp(cmd, "help"))
-		return usage(stdout, RP_EXIT_OK);
-	if (cmd[0] == '-')
-		return usage_error("unknown option '%s'", cmd);
-	if (strcmp(cmd, "tables") && strcmp(cmd, "select") &&
-	    strcmp(cmd, "compare") && strcmp(cmd, "index") &&
-	    strcmp(cmd, "plot") && strcmp(cmd, "check"))
-		return usage_error("unknown subcommand '%s'", cmd);
-
+	for (c = 0; strcmp(cmd, cmds[c].name); )
+		if (++c == sizeof(cmds) / sizeof(cmds[0]))
+			return usage_error("unknown subcommand '%s'", cmd);
 	/* operands, with -o for plot; "--" ends the options */
-	args = calloc(argc, sizeof(*args));
-	if (!args)
-		return RP_EXIT_NOTHING;
 	for (i = 2; i < argc; i++) {
 		const char *a = argv[i];
 
@@ -129,72 +139,57 @@ int main(int argc, char **argv)
 				args[n++] = argv[i];
 			break;
 		}
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			free(args);
+		if (!strcmp(a, "--help") || !strcmp(a, "-h"))
 			return usage(stdout, RP_EXIT_OK);
-		}
-		if (!strcmp(cmd, "plot") && (!strcmp(a, "-o") ||
-					     !strcmp(a, "--output"))) {
-			if (i + 1 >= argc) {
-				free(args);
+		if (plot && (!strcmp(a, "-o") || !strcmp(a, "--output"))) {
+			if (i + 1 >= argc)
 				return usage_error("%s needs a folder", a);
-			}
 			outdir = argv[++i];
-			continue;
-		}
-		if (rp_has_prefix(a, "--format=")) {
-			if (!rp_set_format(a + strlen("--format="))) {
-				free(args);
-				return usage_error("unknown format '%s' (markdown or text)",
-						   a + strlen("--format="));
-			}
-			continue;
-		}
-		if (!strcmp(cmd, "plot") && rp_has_prefix(a, "--output=")) {
+		} else if (rp_has_prefix(a, "--format=")) {
+			if (format(a))
+				return RP_EXIT_USAGE;
+		} else if (plot && rp_has_prefix(a, "--output=")) {
 			outdir = a + strlen("--output=");
-			continue;
-		}
-		if (a[0] == '-' && a[1]) {
-			free(args);
+		} else if (a[0] == '-' && a[1]) {
 			return usage_error("unknown option '%s'", a);
+		} else {
+			args[n++] = argv[i];
 		}
-		args[n++] = argv[i];
 	}
-
-	if (!strcmp(cmd, "compare") && n != 2) {
-		free(args);
-		return usage_error("%s: needs two sets, A and B", cmd);
-	}
-	if (!strcmp(cmd, "index") && n != 1) {
-		free(args);
-		return usage_error("%s: needs one folder (e.g. results/)", cmd);
-	}
-	if (!n) {
-		free(args);
+	if (cmds[c].nargs && n != cmds[c].nargs)
+		return usage_error(cmds[c].need, cmd);
+	if (!n)
 		return usage_error("%s: needs at least one set", cmd);
-	}
-	if (!strcmp(cmd, "plot") && (!outdir || !*outdir)) {
-		free(args);
+	if (plot && (!outdir || !*outdir))
 		return usage_error("%s: needs -o OUTDIR", cmd);
-	}
+	return cmds[c].fn(n, args);
+}
 
-	if (!strcmp(cmd, "tables"))
-		i = cmd_tables(n, args);
-	else if (!strcmp(cmd, "select"))
-		i = cmd_select(n, args);
-	else if (!strcmp(cmd, "compare"))
-		i = cmd_compare(n, args);
-	else if (!strcmp(cmd, "index"))
-		i = cmd_index(n, args);
-	else if (!strcmp(cmd, "plot"))
-		i = cmd_plot(n, args, outdir);
-	else
-		i = cmd_check(n, args);
+int main(int argc, char **argv)
+{
+	char **args;
+	int status;
+
+	/* --format may come first: "atomkit-report --format=text compare" */
+	for (; argc > 1 && rp_has_prefix(argv[1], "--format="); argv++, argc--)
+		if (format(argv[1]))
+			return RP_EXIT_USAGE;
+	if (argc < 2)
+		return usage(stderr, RP_EXIT_USAGE);
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
+	    !strcmp(argv[1], "help"))
+		return usage(stdout, RP_EXIT_OK);
+	if (argv[1][0] == '-')
+		return usage_error("unknown option '%s'", argv[1]);
+	args = calloc(argc, sizeof(*args));
+	if (!args)
+		return RP_EXIT_NOTHING;
+	status = run(argc, argv, args);
 	free(args);
 	/* a full disk must not pass for a complete report */
 	if (fflush(stdout) || ferror(stdout)) {
 		rp_problem("cannot write the output: %s", strerror(errno));
 		return RP_EXIT_NOTHING;
 	}
-	return i;
+	return status;
 }

@@ -242,33 +242,23 @@ out:
 
 /* ---- contention: Mops/s against threads, a line per primitive ---- */
 
-static bool cont_key(const struct rp_bench *b, bool generic,
-		     const char *place, char *key, size_t n, long *threads)
-{
-	if (!rp_is(b, "suite", "contention") ||
-	    !rp_is(b, "placement", place) ||
-	    rp_is(b, "arch", "generic") != generic)
-		return false;
-	rp_prim_id(b, key, n);
-	*threads = b->threads;
-	return true;
-}
+/* the benchmarks of one line plot: a placement, generic C11 or not */
+#define CONT	"suite=contention placement=%s arch%s=generic"
 
 static void plot_contention(struct plots *pl, const struct rp_set *s,
 			    const char *tag, const char *place, bool generic)
 {
 	struct rp_strs keys = { 0 }, thr = { 0 };
 	char key[128], name[256], title[300], tb[32];
-	long t;
+	const char *neg = generic ? "" : "!";
+	const struct rp_bench *b;
 	FILE *f;
-	int i, j, k;
+	int j, k;
 
-	for (i = 0; i < s->nr_bench; i++)
-		if (!s->bench[i].skip &&
-		    cont_key(&s->bench[i], generic, place, key,
-			     sizeof(key), &t)) {
-			rp_strs_add(&keys, key);
-			snprintf(tb, sizeof(tb), "%ld", t);
+	rp_each(b, s, CONT, place, neg)
+		if (!b->skip) {
+			rp_strs_add(&keys, rp_prim_id(b, key, sizeof(key)));
+			snprintf(tb, sizeof(tb), "%d", b->threads);
 			rp_strs_add(&thr, tb);
 		}
 	if (!keys.n)
@@ -291,12 +281,11 @@ static void plot_contention(struct plots *pl, const struct rp_set *s,
 			struct rp_fig ops;
 
 			rp_fig(NULL, "", &ops);
-			for (i = 0; i < s->nr_bench; i++)
-				if (cont_key(&s->bench[i], generic, place,
-					     key, sizeof(key), &t) &&
-				    t == atol(thr.v[j]) &&
-				    !strcmp(key, keys.v[k]) &&
-				    rp_fig(&s->bench[i], "ops", &ops))
+			rp_each(b, s, CONT, place, neg)
+				if (b->threads == atol(thr.v[j]) &&
+				    !strcmp(rp_prim_id(b, key, sizeof(key)),
+					    keys.v[k]) &&
+				    rp_fig(b, "ops", &ops))
 					break;
 			dat_num(f, ops.v / 1e6);
 		}
@@ -333,21 +322,18 @@ static void plot_bulk(struct plots *pl, const struct rp_set *s,
 		      const char *tag)
 {
 	struct rp_strs cols = { 0 }, sizes = { 0 }, impls = { 0 };
+	const struct rp_bench *b;
 	char name[256], title[300];
 	FILE *f;
-	int i, j, k;
+	int j, k;
 
 	/* columns "<impl> bulk" and "<impl> single calls" */
-	for (i = 0; i < s->nr_bench; i++) {
-		const struct rp_bench *b = &s->bench[i];
-		bool bulk = rp_is(b, "workload", "bulk");
-
-		if (!rp_is(b, "suite", "slab") || b->skip ||
-		    (!bulk && !rp_is(b, "workload", "bulk_fallback")) ||
-		    rp_n(b, "bulk") < 0)
+	rp_each(b, s, "suite=slab workload=bulk|bulk_fallback bulk!=") {
+		if (b->skip)
 			continue;
 		snprintf(name, sizeof(name), "%s %s", rp_f(b, "design"),
-			 bulk ? "bulk" : "single calls");
+			 rp_is(b, "workload", "bulk") ? "bulk" :
+			 "single calls");
 		rp_strs_add(&cols, name);
 		snprintf(name, sizeof(name), "%ld", rp_n(b, "bulk"));
 		rp_strs_add(&sizes, name);
@@ -375,8 +361,10 @@ static void plot_bulk(struct plots *pl, const struct rp_set *s,
 
 			snprintf(impl, sizeof(impl), "%.*s",
 				 (int)(sp - cols.v[k]), cols.v[k]);
-			rp_fig(rp_slab(s, single ? "bulk_fallback" : "bulk",
-				       impl, "bulk", atol(sizes.v[j])),
+			rp_fig(rp_find(s,
+				       "suite=slab workload=%s design=%s bulk=%ld",
+				       single ? "bulk_fallback" : "bulk", impl,
+				       atol(sizes.v[j])),
 			       "real_time", &t);
 			dat_num(f, t.v);
 		}

@@ -136,7 +136,7 @@ const char *rp_set_name(const struct rp_set *s);
 const char *rp_why(const struct rp_set *s);
 int rp_exit_status(int nr_usable);
 
-const struct rp_bench *rp_find(const struct rp_set *s, const char *name);
+const struct rp_bench *rp_named(const struct rp_set *s, const char *name);
 bool rp_fig(const struct rp_bench *b, const char *field, struct rp_fig *f);
 bool rp_fig_unit(const struct rp_set *s, const struct rp_bench *b,
 		 const char *prefix, struct rp_fig *f);
@@ -148,12 +148,17 @@ bool rp_has_prefix(const char *s, const char *prefix);
 const char *rp_f(const struct rp_bench *b, const char *key);
 long rp_n(const struct rp_bench *b, const char *key);
 bool rp_is(const struct rp_bench *b, const char *key, const char *val);
-const struct rp_bench *rp_find_by(const struct rp_set *s, ...)
-	__attribute__((sentinel));
-const struct rp_bench *rp_slab(const struct rp_set *s, const char *wl,
-			       const char *impl, const char *arg, long v);
-const char *rp_best_design(const struct rp_set *s, const char *wl,
-			   const char *arg, long v, struct rp_fig *best);
+const struct rp_bench *rp_next(const struct rp_set *s,
+			       const struct rp_bench *after,
+			       const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+#define rp_find(s, ...)	rp_next(s, NULL, __VA_ARGS__)
+/* for each benchmark b of set s that matches the filter */
+#define rp_each(b, s, ...)	\
+	for ((b) = NULL; ((b) = rp_next(s, b, __VA_ARGS__)); )
+const char *rp_best(const struct rp_set *s, const char *wl, const char *arg,
+		    long v, const char *prefix, bool mallocs,
+		    struct rp_fig *best);
 const char *rp_path_comp(const char *path, int up, char *buf, size_t n);
 const char *rp_prim_id(const struct rp_bench *b, char *buf, size_t n);
 

@@ -55,14 +55,6 @@ static void cand_add(struct cands *c, const struct rp_set *s,
 
 /* ---- the candidates of each operation ---- */
 
-/* prim/<arch>/<op>/<variant>/lat of a real arch (not ref, not generic) */
-static bool arch_prim(const struct rp_bench *b, const char *op)
-{
-	return rp_is(b, "suite", "prim") && !rp_is(b, "arch", "ref") &&
-		!rp_is(b, "arch", "generic") && rp_is(b, "op", op) &&
-		rp_is(b, "metric", "lat");
-}
-
 /* " [full]" after a candidate, from its ordering; "" if it has none */
 static const char *order_of(const struct rp_bench *b, char *buf, size_t n)
 {
@@ -72,15 +64,15 @@ static const char *order_of(const struct rp_bench *b, char *buf, size_t n)
 	return buf;
 }
 
+/* prim/<arch>/<op>/<variant>/lat of a real arch (not ref, not generic) */
+#define ARCH_PRIM	"suite=prim arch!=ref|generic metric=lat op="
+
 static void c_percpu(const struct rp_set *s, struct cands *c, const char *op)
 {
-	int i;
+	const struct rp_bench *b;
 
-	for (i = 0; i < s->nr_bench; i++)
-		if (rp_is(&s->bench[i], "suite", "percpu") &&
-		    rp_is(&s->bench[i], "op", op))
-			cand_add(c, s, &s->bench[i], "this_cpu %s",
-				 rp_f(&s->bench[i], "mode"));
+	rp_each(b, s, "suite=percpu op=%s", op)
+		cand_add(c, s, b, "this_cpu %s", rp_f(b, "mode"));
 }
 
 static void c_freelist_designs(const struct rp_set *s, struct cands *c)
@@ -91,39 +83,30 @@ static void c_freelist_designs(const struct rp_set *s, struct cands *c)
 
 	/* the three designs that keep a linked freelist per CPU */
 	for (i = 0; fl[i]; i++)
-		cand_add(c, s, rp_slab(s, "pair", fl[i], "size", 64), "%s",
-			 fl[i]);
+		cand_add(c, s, rp_find(s, "suite=slab workload=pair design=%s size=64",
+				       fl[i]), "%s", fl[i]);
 }
 
 static void c_pair_update(const struct rp_set *s, struct cands *c)
 {
+	const struct rp_bench *b;
 	char o[80];
-	int i;
 
-	for (i = 0; i < s->nr_bench; i++) {
-		const struct rp_bench *b = &s->bench[i];
-
-		if (!rp_is(b, "suite", "prim") || !rp_is(b, "metric", "lat") ||
-		    rp_is(b, "arch", "ref") || (!rp_is(b, "op", "cmpxchg128") &&
-						!rp_is(b, "op", "try_cmpxchg128")))
-			continue;
+	rp_each(b, s, "suite=prim metric=lat arch!=ref op=cmpxchg128|try_cmpxchg128")
 		cand_add(c, s, b, "%s%s/%s%s",
 			 rp_is(b, "arch", "generic") ? "generic " : "",
 			 rp_f(b, "op"), rp_f(b, "variant"),
 			 order_of(b, o, sizeof(o)));
-	}
 }
 
 static void c_counter_add(const struct rp_set *s, struct cands *c)
 {
+	const struct rp_bench *b;
 	char o[80];
-	int i;
 
-	for (i = 0; i < s->nr_bench; i++)
-		if (arch_prim(&s->bench[i], "fetch_add64"))
-			cand_add(c, s, &s->bench[i], "fetch_add64/%s%s",
-				 rp_f(&s->bench[i], "variant"),
-				 order_of(&s->bench[i], o, sizeof(o)));
+	rp_each(b, s, ARCH_PRIM "fetch_add64")
+		cand_add(c, s, b, "fetch_add64/%s%s", rp_f(b, "variant"),
+			 order_of(b, o, sizeof(o)));
 }
 
 /*
@@ -132,22 +115,15 @@ static void c_counter_add(const struct rp_set *s, struct cands *c)
  */
 static void c_local_full(const struct rp_set *s, struct cands *c)
 {
-	const char *local = "local";
+	const char *local = "relaxed", *order;
+	const struct rp_bench *b;
 	char o[80];
-	int i;
 
-	for (i = 0; i < s->nr_bench; i++)
-		if (arch_prim(&s->bench[i], "cmpxchg64") &&
-		    rp_has_prefix(rp_f(&s->bench[i], "ordering"), "local"))
-			break;
-	if (i == s->nr_bench)
-		local = "relaxed";
-	for (i = 0; i < s->nr_bench; i++) {
-		const struct rp_bench *b = &s->bench[i];
-		const char *order = rp_f(b, "ordering");
-
-		if (!arch_prim(b, "cmpxchg64"))
-			continue;
+	rp_each(b, s, ARCH_PRIM "cmpxchg64")
+		if (rp_has_prefix(rp_f(b, "ordering"), "local"))
+			local = "local";
+	rp_each(b, s, ARCH_PRIM "cmpxchg64") {
+		order = rp_f(b, "ordering");
 		/* a skipped variant is listed with its reason */
 		if (b->skip || rp_has_prefix(order, local) ||
 		    rp_has_prefix(order, "full"))
@@ -158,30 +134,20 @@ static void c_local_full(const struct rp_set *s, struct cands *c)
 
 static void c_bulk(const struct rp_set *s, struct cands *c)
 {
-	int i;
+	const struct rp_bench *b;
 
-	for (i = 0; i < s->nr_bench; i++) {
-		const struct rp_bench *b = &s->bench[i];
-
-		if (rp_is(b, "suite", "slab") && rp_n(b, "bulk") == 16 &&
-		    (rp_is(b, "workload", "bulk") ||
-		     rp_is(b, "workload", "bulk_fallback")))
-			cand_add(c, s, b, "%s %s", rp_f(b, "design"),
-				 rp_is(b, "workload", "bulk") ? "bulk" :
-				 "single calls");
-	}
+	rp_each(b, s, "suite=slab bulk=16 workload=bulk|bulk_fallback")
+		cand_add(c, s, b, "%s %s", rp_f(b, "design"),
+			 rp_is(b, "workload", "bulk") ? "bulk" :
+			 "single calls");
 }
 
 static void c_fastpath(const struct rp_set *s, struct cands *c)
 {
-	int i;
+	const struct rp_bench *b;
 
-	for (i = 0; i < s->nr_bench; i++)
-		if (rp_is(&s->bench[i], "suite", "slab") &&
-		    rp_is(&s->bench[i], "workload", "pair") &&
-		    rp_n(&s->bench[i], "size") == 64)
-			cand_add(c, s, &s->bench[i], "%s",
-				 rp_f(&s->bench[i], "design"));
+	rp_each(b, s, "suite=slab workload=pair size=64")
+		cand_add(c, s, b, "%s", rp_f(b, "design"));
 }
 
 struct op {
@@ -512,23 +478,16 @@ static void set_cell(struct rp_tab *t, const char *rel)
 static const struct rp_bench *fastest(const struct rp_set *s, const char *op,
 				      const char *order, struct rp_fig *best)
 {
-	const struct rp_bench *who = NULL;
+	const struct rp_bench *who = NULL, *b;
 	struct rp_fig f;
-	int i;
 
 	rp_fig(NULL, "", best);
-	for (i = 0; i < s->nr_bench; i++) {
-		const struct rp_bench *b = &s->bench[i];
-
-		if (!arch_prim(b, op) || b->skip ||
-		    !rp_has_prefix(rp_f(b, "ordering"), order) ||
-		    !rp_fig_unit(s, b, "", &f))
-			continue;
-		if (!who || f.v < best->v) {
+	rp_each(b, s, ARCH_PRIM "%s", op)
+		if (!b->skip && rp_has_prefix(rp_f(b, "ordering"), order) &&
+		    rp_fig_unit(s, b, "", &f) && (!who || f.v < best->v)) {
 			who = b;
 			*best = f;
 		}
-	}
 	return who;
 }
 
@@ -580,14 +539,14 @@ static void index_row(struct rp_tab *t, const struct rp_set *s,
 		static const char *const mode[] = { "rseq", "atomic",
 						    "thread" };
 
-		rp_fig_unit(s, rp_find_by(s, "suite", "percpu", "op", "add",
-					  "mode", mode[i], NULL), "", &f[i]);
+		rp_fig_unit(s, rp_find(s, "suite=percpu op=add mode=%s",
+				       mode[i]), "", &f[i]);
 	}
 	rp_cell(t, "%s / %s / %s", rp_num(f[0].v), rp_num(f[1].v),
 		rp_num(f[2].v));
-	who = rp_best_design(s, "pair", "size", 64, &f[0]);
+	who = rp_best(s, "pair", "size", 64, "", false, &f[0]);
 	rp_cell(t, "%s%s", rp_num(f[0].v), who_of(who));
-	who = rp_best_design(s, "bulk", "bulk", 16, &f[0]);
+	who = rp_best(s, "bulk", "bulk", 16, "", false, &f[0]);
 	rp_cell(t, "%s%s", rp_num(f[0].v), who_of(who));
 
 	nf = open_memstream(&notes, &len);

@@ -291,43 +291,25 @@ static void prim_cells(struct rp_tab *t, const struct rp_set *s,
 	rp_cell(t, "%s", rp_spread(isnan(u.v) ? &f : &u));
 }
 
-/* The benchmark of a primitive's row (its id) and the given metric. */
-static const struct rp_bench *prim_of(const struct rp_set *s,
-				      const char *suite, const char *id,
-				      const char *key, const char *val)
+/* A primitive table's grid: a row per primitive id, in file order. */
+static void prim_grid(const struct rp_set *s, const char *suite,
+		      const char *col, struct grid *g)
 {
+	const struct rp_bench *b;
 	char buf[160];
-	int i;
 
-	for (i = 0; i < s->nr_bench; i++)
-		if (rp_is(&s->bench[i], "suite", suite) &&
-		    rp_is(&s->bench[i], key, val) &&
-		    !strcmp(rp_prim_id(&s->bench[i], buf, sizeof(buf)), id))
-			return &s->bench[i];
-	return NULL;
-}
-
-/* The rows of a primitive table: each primitive's id, in file order. */
-static void prim_ids(const struct rp_set *s, const char *suite,
-		     struct rp_strs *ids)
-{
-	char buf[160];
-	int i;
-
-	for (i = 0; i < s->nr_bench; i++)
-		if (rp_is(&s->bench[i], "suite", suite))
-			rp_strs_add(ids, rp_prim_id(&s->bench[i], buf,
-						    sizeof(buf)));
+	rp_each(b, s, "suite=%s", suite)
+		grid_add(g, rp_prim_id(b, buf, sizeof(buf)), rp_f(b, col), b);
 }
 
 static void t_prim(const struct rp_set *s)
 {
-	struct rp_strs keys = { 0 };
+	struct grid g = { 0 };
 	struct rp_tab t;
 	int i;
 
-	prim_ids(s, "prim", &keys);
-	if (!keys.n) {
+	prim_grid(s, "prim", "metric", &g);
+	if (!g.n) {
 		puts("\nNo primitive table: no uncontended suite (prim/...) in this set.");
 		return;
 	}
@@ -337,14 +319,12 @@ static void t_prim(const struct rp_set *s)
 	rp_tab_init(&t, "lllrrlrrl");
 	rp_row(&t, "primitive|instruction|ordering|lat (%s)|lat (ns)|lat spread|tput (%s)|tput (ns)|tput spread",
 	       s->unit, s->unit);
-	for (i = 0; i < keys.n; i++) {
-		const struct rp_bench *lat = prim_of(s, "prim", keys.v[i],
-						     "metric", "lat");
-		const struct rp_bench *tput = prim_of(s, "prim", keys.v[i],
-						      "metric", "tput");
+	for (i = 0; i < g.rows.n; i++) {
+		const struct rp_bench *lat = grid_get(&g, g.rows.v[i], "lat");
+		const struct rp_bench *tput = grid_get(&g, g.rows.v[i], "tput");
 		const struct rp_bench *id = *rp_f(lat, "insn") ? lat : tput;
 
-		rp_cell_as(&t, 'c', keys.v[i]);
+		rp_cell_as(&t, 'c', g.rows.v[i]);
 		if ((!lat || lat->skip) && (!tput || tput->skip)) {
 			/* a variant this CPU cannot run: the row says why */
 			rp_cell_as(&t, 's', (lat ? lat : tput)->skip);
@@ -358,7 +338,7 @@ static void t_prim(const struct rp_set *s)
 		prim_cells(&t, s, tput);
 	}
 	rp_tab_print(&t);
-	rp_strs_free(&keys);
+	grid_free(&g);
 }
 
 /* ---- b. per-CPU operations ---- */
@@ -366,14 +346,12 @@ static void t_prim(const struct rp_set *s)
 static void t_percpu(const struct rp_set *s)
 {
 	struct grid g = { 0 };
+	const struct rp_bench *b;
 	struct rp_tab t;
 	char head[96];
-	int i;
 
-	for (i = 0; i < s->nr_bench; i++)
-		if (rp_is(&s->bench[i], "suite", "percpu"))
-			grid_add(&g, rp_f(&s->bench[i], "op"),
-				 rp_f(&s->bench[i], "mode"), &s->bench[i]);
+	rp_each(b, s, "suite=percpu")
+		grid_add(&g, rp_f(b, "op"), rp_f(b, "mode"), b);
 	if (!g.n) {
 		puts("\nNo per-CPU table: no percpu suite in this set.");
 		return;
@@ -390,12 +368,12 @@ static void t_percpu(const struct rp_set *s)
 
 static void t_cas(const struct rp_set *s)
 {
-	struct rp_strs keys = { 0 };
+	struct grid g = { 0 };
 	struct rp_tab t;
 	int i;
 
-	prim_ids(s, "cas", &keys);
-	if (!keys.n) {
+	prim_grid(s, "cas", "outcome", &g);
+	if (!g.n) {
 		puts("\nNo CAS table: no casfail suite (cas/...) in this set.");
 		return;
 	}
@@ -404,18 +382,18 @@ static void t_cas(const struct rp_set *s)
 	rp_tab_init(&t, "llrrrrrll");
 	rp_row(&t, "primitive|instruction|success (%s)|failure (%s)|failure / success|success (ns)|failure (ns)|success spread|failure spread",
 	       s->unit, s->unit);
-	for (i = 0; i < keys.n; i++) {
-		const struct rp_bench *ok = prim_of(s, "cas", keys.v[i],
-						    "outcome", "success");
-		const struct rp_bench *ko = prim_of(s, "cas", keys.v[i],
-						    "outcome", "failure");
+	for (i = 0; i < g.rows.n; i++) {
+		const struct rp_bench *ok = grid_get(&g, g.rows.v[i],
+						     "success");
+		const struct rp_bench *ko = grid_get(&g, g.rows.v[i],
+						     "failure");
 		struct rp_fig us, uf, ts, tf;
 
 		rp_fig_unit(s, ok, "", &us);
 		rp_fig_unit(s, ko, "", &uf);
 		rp_fig(ok, "real_time", &ts);
 		rp_fig(ko, "real_time", &tf);
-		rp_cell_as(&t, 'c', keys.v[i]);
+		rp_cell_as(&t, 'c', g.rows.v[i]);
 		rp_cell_as(&t, 'c', rp_f(ok ? ok : ko, "insn"));
 		if (ok && ok->skip)
 			skip_cell(&t, ok);
@@ -432,7 +410,7 @@ static void t_cas(const struct rp_set *s)
 		rp_cell(&t, "%s", rp_spread(&uf));
 	}
 	rp_tab_print(&t);
-	rp_strs_free(&keys);
+	grid_free(&g);
 }
 
 /* ---- d. contention ---- */
@@ -440,13 +418,12 @@ static void t_cas(const struct rp_set *s)
 static void t_contention(const struct rp_set *s)
 {
 	struct rp_strs places = { 0 };
+	const struct rp_bench *b;
 	char key[160], tb[16];
-	int i, k;
+	int k;
 
-	for (i = 0; i < s->nr_bench; i++)
-		if (rp_is(&s->bench[i], "suite", "contention") &&
-		    *rp_f(&s->bench[i], "placement"))
-			rp_strs_add(&places, rp_f(&s->bench[i], "placement"));
+	rp_each(b, s, "suite=contention placement!=")
+		rp_strs_add(&places, rp_f(b, "placement"));
 	if (!places.n) {
 		puts("\nNo contention table: no contention suite in this set.");
 		return;
@@ -456,12 +433,7 @@ static void t_contention(const struct rp_set *s)
 		struct rp_tab t;
 		char what[128];
 
-		for (i = 0; i < s->nr_bench; i++) {
-			const struct rp_bench *b = &s->bench[i];
-
-			if (!rp_is(b, "suite", "contention") ||
-			    !rp_is(b, "placement", places.v[k]))
-				continue;
+		rp_each(b, s, "suite=contention placement=%s", places.v[k]) {
 			snprintf(tb, sizeof(tb), "%d thr", b->threads);
 			grid_add(&g, rp_prim_id(b, key, sizeof(key)), tb, b);
 		}
@@ -484,16 +456,13 @@ static void t_cacheline(const struct rp_set *s)
 {
 	struct grid g = { 0 }, ref = { 0 };
 	struct rp_strs live = { 0 };
+	const struct rp_bench *b;
 	struct rp_tab t;
 	char key[128], col[96];
 	const char *pl;
 	int i, j, nd = 0;
 
-	for (i = 0; i < s->nr_bench; i++) {
-		const struct rp_bench *b = &s->bench[i];
-
-		if (!rp_is(b, "suite", "cacheline"))
-			continue;
+	rp_each(b, s, "suite=cacheline") {
 		snprintf(key, sizeof(key), "%s/%s", rp_f(b, "state"),
 			 rp_f(b, "op"));
 		pl = rp_f(b, "placement");
@@ -504,8 +473,8 @@ static void t_cacheline(const struct rp_set *s)
 		}
 		/* headed as a placement, not read as a statistic ("spread") */
 		snprintf(col, sizeof(col), "placement: %s", pl);
-		grid_add(&g, key, col, &s->bench[i]);
-		if (!s->bench[i].skip)
+		grid_add(&g, key, col, b);
+		if (!b->skip)
 			rp_strs_add(&live, col);
 	}
 	if (!g.n && !ref.n) {
@@ -552,17 +521,13 @@ static void t_cacheline(const struct rp_set *s)
 
 static void t_harness(const struct rp_set *s)
 {
+	const struct rp_bench *b;
 	struct rp_tab t;
 	bool any = false;
-	int i;
 
-	for (i = 0; i < s->nr_bench; i++) {
-		const struct rp_bench *b = &s->bench[i];
+	rp_each(b, s, "suite=harness|xcheck") {
 		struct rp_fig u, f;
 
-		if (!rp_is(b, "suite", "harness") &&
-		    !rp_is(b, "suite", "xcheck"))
-			continue;
 		if (!any) {
 			title(s, "Harness and cross-check");
 			caption(s, NULL, "per iteration",
@@ -598,24 +563,6 @@ static void t_harness(const struct rp_set *s)
 
 /* ---- slab ---- */
 
-struct slab_key {
-	const char *wl, *impl, *place;
-	long size, bulk, threads;
-};
-
-static bool slab_parse(const struct rp_bench *b, struct slab_key *k)
-{
-	if (!rp_is(b, "suite", "slab"))
-		return false;
-	k->wl = rp_f(b, "workload");
-	k->impl = rp_f(b, "design");
-	k->size = rp_n(b, "size");
-	k->bulk = rp_n(b, "bulk");
-	k->threads = b->threads > 0 ? b->threads : 1;
-	k->place = rp_f(b, "placement");
-	return true;
-}
-
 /*
  * The placement class a workload's table shows: conc runs in each class
  * with --placement; "spread" (every run has it) where present, else the
@@ -624,19 +571,16 @@ static bool slab_parse(const struct rp_bench *b, struct slab_key *k)
 static void pick_place(const struct rp_set *s, const char *wl, char *buf,
 		       size_t n)
 {
-	struct slab_key k;
-	int i;
+	const struct rp_bench *b;
 
 	*buf = 0;
-	for (i = 0; i < s->nr_bench; i++) {
-		if (!slab_parse(&s->bench[i], &k) || strcmp(k.wl, wl))
-			continue;
-		if (!strcmp(k.place, "spread")) {
+	rp_each(b, s, "suite=slab workload=%s", wl) {
+		if (rp_is(b, "placement", "spread")) {
 			snprintf(buf, n, "spread");
 			return;
 		}
 		if (!*buf)
-			snprintf(buf, n, "%s", k.place);
+			snprintf(buf, n, "%s", rp_f(b, "placement"));
 	}
 }
 
@@ -672,52 +616,28 @@ static void impls_sort(struct rp_strs *l)
 }
 
 /*
- * A grid of one slab workload: rows and columns named by the callers'
- * choice of key; only rows that match (threads, size) where given.
+ * A grid of one slab workload: a row per value of the field row ("size",
+ * "bulk", "threads"), a column per design; only the benchmarks of
+ * (threads, size) where given.
  */
-enum slab_axis { AX_SIZE, AX_BULK, AX_THREADS, AX_IMPL };
-
-static const char *axis(const struct slab_key *k, enum slab_axis a,
-			char *buf, size_t n)
-{
-	switch (a) {
-	case AX_SIZE:
-		snprintf(buf, n, "%ld", k->size);
-		break;
-	case AX_BULK:
-		snprintf(buf, n, "%ld", k->bulk);
-		break;
-	case AX_THREADS:
-		snprintf(buf, n, "%ld", k->threads);
-		break;
-	case AX_IMPL:
-		snprintf(buf, n, "%s", k->impl);
-		break;
-	}
-	return buf;
-}
-
 static void slab_grid(const struct rp_set *s, struct grid *g, const char *wl,
-		      enum slab_axis ra, long threads, long size)
+		      const char *row, long threads, long size)
 {
-	char rb[64], cb[64], place[32];
-	int i;
+	const struct rp_bench *b;
+	char rb[64], place[32];
 
 	pick_place(s, wl, place, sizeof(place));
-	for (i = 0; i < s->nr_bench; i++) {
-		struct slab_key k;
+	rp_each(b, s, "suite=slab workload=%s placement=%s", wl, place) {
+		long t = b->threads > 0 ? b->threads : 1;
 
-		if (!slab_parse(&s->bench[i], &k) || strcmp(k.wl, wl) ||
-		    strcmp(k.place, place))
+		if ((threads > 0 && t != threads) ||
+		    (size > 0 && rp_n(b, "size") != size))
 			continue;
-		if ((threads > 0 && k.threads != threads) ||
-		    (size > 0 && k.size != size))
-			continue;
-		grid_add(g, axis(&k, ra, rb, sizeof(rb)),
-			 axis(&k, AX_IMPL, cb, sizeof(cb)), &s->bench[i]);
+		snprintf(rb, sizeof(rb), "%ld",
+			 strcmp(row, "threads") ? rp_n(b, row) : t);
+		grid_add(g, rb, rp_f(b, "design"), b);
 	}
-	if (ra != AX_IMPL)
-		rp_strs_sort_num(&g->rows);
+	rp_strs_sort_num(&g->rows);
 	impls_sort(&g->cols);
 }
 
@@ -728,7 +648,7 @@ static void t_slab_seq(const struct rp_set *s)
 	struct rp_tab t;
 	int i, j, k;
 
-	slab_grid(s, &g, "seq", AX_SIZE, 0, 0);
+	slab_grid(s, &g, "seq", "size", 0, 0);
 	if (!g.n) {
 		puts("\nNo seed tables 1 and 2: no slab/seq rows in this set.");
 		return;
@@ -762,7 +682,7 @@ static void t_slab_pair(const struct rp_set *s)
 	struct grid g = { 0 };
 	struct rp_tab t;
 
-	slab_grid(s, &g, "pair", AX_SIZE, 0, 0);
+	slab_grid(s, &g, "pair", "size", 0, 0);
 	if (!g.n) {
 		puts("\nNo pair table: no slab/pair rows in this set.");
 		return;
@@ -805,7 +725,7 @@ static void t_slab_conc(const struct rp_set *s)
 	char what[200], place[32];
 	int i;
 
-	slab_grid(s, &all, "conc", AX_THREADS, 0, 0);
+	slab_grid(s, &all, "conc", "threads", 0, 0);
 	if (!all.n) {
 		puts("\nNo concurrent table (seed table 3): no slab/conc rows in this set.");
 		goto remote;
@@ -819,7 +739,7 @@ static void t_slab_conc(const struct rp_set *s)
 	}
 	if (!t)
 		t = atol(all.rows.v[0]);
-	slab_grid(s, &g, "conc", AX_SIZE, t, 0);
+	slab_grid(s, &g, "conc", "size", t, 0);
 	pick_place(s, "conc", place, sizeof(place));
 	snprintf(what, sizeof(what),
 		 "Slab, seed table 3: concurrent, %ld threads (the most that fit on the %d PUs)%s%s, slab/conc",
@@ -830,7 +750,7 @@ static void t_slab_conc(const struct rp_set *s)
 	af_tab(s, &g, "size (B)", NULL);
 
 	size = pick_size(&g.rows);
-	slab_grid(s, &tp, "conc", AX_THREADS, 0, size);
+	slab_grid(s, &tp, "conc", "threads", 0, size);
 	snprintf(what, sizeof(what),
 		 "Slab, concurrent throughput by threads, %ld-byte objects (slab/conc)",
 		 size);
@@ -844,7 +764,7 @@ remote:
 	grid_free(&all);
 
 	/* slab_test's remote free beside it */
-	slab_grid(s, &g, "remote", AX_SIZE, 0, 0);
+	slab_grid(s, &g, "remote", "size", 0, 0);
 	if (!g.n) {
 		puts("\nNo remote-free table: no slab/remote rows in this set.");
 		return;
@@ -866,40 +786,37 @@ remote:
 static void t_slab_bulk(const struct rp_set *s)
 {
 	struct grid gb = { 0 }, gf = { 0 };
-	struct rp_strs impls = { 0 }, sizes = { 0 };
+	struct rp_strs *impls = &gb.cols, *sizes = &gb.rows;
 	struct rp_tab t;
 	char cell[96];
 	int i, j;
 
-	slab_grid(s, &gb, "bulk", AX_BULK, 0, 0);
-	slab_grid(s, &gf, "bulk_fallback", AX_BULK, 0, 0);
+	slab_grid(s, &gb, "bulk", "bulk", 0, 0);
+	slab_grid(s, &gf, "bulk_fallback", "bulk", 0, 0);
 	if (!gb.n && !gf.n) {
 		puts("\nNo bulk table (seed table 4): no slab/bulk rows in this set.");
 		return;
 	}
-	for (i = 0; i < gb.cols.n; i++)
-		rp_strs_add(&impls, gb.cols.v[i]);
+	/* the designs and sizes of both, in gb's lists */
 	for (i = 0; i < gf.cols.n; i++)
-		rp_strs_add(&impls, gf.cols.v[i]);
-	impls_sort(&impls);
-	for (i = 0; i < gb.rows.n; i++)
-		rp_strs_add(&sizes, gb.rows.v[i]);
+		rp_strs_add(impls, gf.cols.v[i]);
+	impls_sort(impls);
 	for (i = 0; i < gf.rows.n; i++)
-		rp_strs_add(&sizes, gf.rows.v[i]);
-	rp_strs_sort_num(&sizes);
+		rp_strs_add(sizes, gf.rows.v[i]);
+	rp_strs_sort_num(sizes);
 
 	title(s, "Slab, seed table 4: alloc_bulk + free_bulk of N 256-byte objects against single calls (slab/bulk, slab/bulk_fallback)");
 	caption(s, "ns",
 		rp_warm(s, "\"bulk / single calls\" ns per object, and in brackets from_cpu, the share of objects the per-CPU level served"),
 		"not shown (see compare)");
-	grid_tab(&t, "bulk N", &impls);
-	for (i = 0; i < sizes.n; i++) {
-		rp_cell(&t, "%s", sizes.v[i]);
-		for (j = 0; j < impls.n; j++) {
-			const struct rp_bench *b = grid_get(&gb, sizes.v[i],
-							    impls.v[j]);
-			const struct rp_bench *f = grid_get(&gf, sizes.v[i],
-							    impls.v[j]);
+	grid_tab(&t, "bulk N", impls);
+	for (i = 0; i < sizes->n; i++) {
+		rp_cell(&t, "%s", sizes->v[i]);
+		for (j = 0; j < impls->n; j++) {
+			const struct rp_bench *b = grid_get(&gb, sizes->v[i],
+							    impls->v[j]);
+			const struct rp_bench *f = grid_get(&gf, sizes->v[i],
+							    impls->v[j]);
 			struct rp_fig tb, tf, fc;
 			int n;
 
@@ -925,8 +842,6 @@ static void t_slab_bulk(const struct rp_set *s)
 		}
 	}
 	rp_tab_print(&t);
-	rp_strs_free(&impls);
-	rp_strs_free(&sizes);
 	grid_free(&gb);
 	grid_free(&gf);
 }
@@ -939,15 +854,17 @@ static void t_slab_beside(const struct rp_set *s)
 	struct rp_tab t;
 	int i;
 
-	slab_grid(s, &g, "pair", AX_SIZE, 0, 64);
-	slab_grid(s, &g, "seq", AX_SIZE, 0, 64);
+	slab_grid(s, &g, "pair", "size", 0, 64);
+	slab_grid(s, &g, "seq", "size", 0, 64);
 	if (!g.n) {
 		puts("\nNo table beside the system allocators: no slab rows at 64 bytes in this set.");
 		return;
 	}
-	rp_fig_unit(s, rp_slab(s, "pair", "malloc-glibc", "size", 64), "",
+	rp_fig_unit(s, rp_find(s,
+			       "suite=slab workload=pair design=malloc-glibc size=64"), "",
 		    &gp);
-	rp_fig_unit(s, rp_slab(s, "seq", "malloc-glibc", "size", 64), "",
+	rp_fig_unit(s, rp_find(s,
+			       "suite=slab workload=seq design=malloc-glibc size=64"), "",
 		    &gs);
 	title(s, "Slab beside the system allocators, 64-byte objects");
 	caption(s, NULL,
@@ -957,10 +874,12 @@ static void t_slab_beside(const struct rp_set *s)
 	rp_row(&t, "impl|pair (%s)|pair (ns)|pair spread|pair / glibc|seq alloc+free (%s)|seq (ns)|seq / glibc",
 	       s->unit, s->unit);
 	for (i = 0; i < g.cols.n; i++) {
-		const struct rp_bench *p = rp_slab(s, "pair", g.cols.v[i],
-						     "size", 64);
-		const struct rp_bench *q = rp_slab(s, "seq", g.cols.v[i],
-						     "size", 64);
+		const struct rp_bench *p = rp_find(s,
+						   "suite=slab workload=pair design=%s size=64",
+						   g.cols.v[i]);
+		const struct rp_bench *q = rp_find(s,
+						   "suite=slab workload=seq design=%s size=64",
+						   g.cols.v[i]);
 		struct rp_fig pu, pt, qu, qt;
 
 		rp_fig_unit(s, p, "", &pu);
@@ -982,12 +901,7 @@ static void t_slab_beside(const struct rp_set *s)
 
 static void t_slab(const struct rp_set *s)
 {
-	int i;
-
-	for (i = 0; i < s->nr_bench; i++)
-		if (rp_is(&s->bench[i], "suite", "slab"))
-			break;
-	if (i == s->nr_bench) {
+	if (!rp_find(s, "suite=slab")) {
 		puts("\nNo slab tables (seed tables 1 to 4, beside the system allocators, targets): no slab suite in this set.");
 		return;
 	}

@@ -23,6 +23,9 @@ trap 'rm -rf "$tmp"' EXIT
 fixture=$tmp/fixture/set
 mkdir "$tmp/fixture" &&
 	tar -xJf "$srcdir/tests/fixtures/set.tar.xz" -C "$tmp/fixture"
+honest=$tmp/honest/set
+mkdir "$tmp/honest" &&
+	tar -xJf "$srcdir/tests/fixtures/honest.tar.xz" -C "$tmp/honest"
 
 ok() { n=$((n + 1)); echo "ok $n - $*"; }
 not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
@@ -126,24 +129,45 @@ else
 	sed -i '/"ak_suite": /d' "$tmp/unlabelled/percpu.json"
 	expect "unlabelled suite" 1 "percpu.json: benchmarks[0]: no ak_suite: row left out" \
 		"$report" check "$tmp/unlabelled"
-	# --format=text: the same table, aligned, without Markdown
+	# --format=text compare: a section per suite and group, rows named
+	# by their identity fields, before, after and the delta
 	"$report" --format=text compare "$fixture" "$fixture" >"$tmp/text" \
 		2>"$tmp/err"
 	rc=$?
 	if [ $rc -eq 0 ] && ! grep -q '^|\|`\|\*\*\|^#' "$tmp/text" &&
-	    grep -q '^benchmark  *unit  *A$' "$tmp/text" &&
-	    grep -q '^benchmark  *B  *B/A$' "$tmp/text" &&
-	    grep -q '^harness/empty_loop  ' "$tmp/text"; then
-		ok "compare --format=text: aligned columns, no Markdown"
+	    grep -q '^ *before  *after  *delta$' "$tmp/text" &&
+	    grep -q '^harness, TSC ticks$' "$tmp/text" &&
+	    grep -q '^slab seq, TSC ticks$' "$tmp/text" &&
+	    grep -q '^contention x86_64 spread, Mops/s$' "$tmp/text" &&
+	    grep -q '^empty_loop  ' "$tmp/text" &&
+	    grep -q '^rseq-list size:64  ' "$tmp/text"; then
+		ok "compare --format=text: sections, short row names, no Markdown"
 	else
 		not_ok "compare --format=text: exit $rc: $(head -c 300 "$tmp/text")"
 	fi
+	# a change beyond the noise has its sign and flag, both ways round
+	# (fixture to honest fixture: the slab pair rseq-list 64 got faster)
+	pair_row() {
+		"$report" --format=text compare "$1" "$2" 2>/dev/null |
+			awk '/^slab pair, / { on = 1 }
+			     on && /^rseq-list size:64 / { print; exit }'
+	}
+	fwd=$(pair_row "$fixture" "$honest")
+	back=$(pair_row "$honest" "$fixture")
+	if echo "$fwd" | grep -q ' -[0-9.]*%  faster$' &&
+	    echo "$back" | grep -q ' +[0-9.]*%  slower$'; then
+		ok "compare --format=text: a known change's sign and flag"
+	else
+		not_ok "compare --format=text: rseq-list pair: '$fwd' / '$back'"
+	fi
 	# text tables fit a mail: every line within 80 columns ("–" is one),
 	# no Markdown table rows, no escapes; long cells become notes
+	"$report" --format=text compare "$fixture" "$honest" \
+		>"$tmp/text.compare" 2>/dev/null
 	"$report" --format=text tables "$fixture" >"$tmp/text.tables" \
 		2>"$tmp/err"
 	rc=$?
-	for f in text text.tables; do
+	for f in text text.compare text.tables; do
 		long=$(sed 's/–/-/g' "$tmp/$f" | awk 'length($0) > 80' | head -n 2)
 		if [ $rc -eq 0 ] && [ -z "$long" ] &&
 		    ! grep -q '|\|\\' "$tmp/$f"; then
@@ -184,9 +208,6 @@ fi
 # cost, and the macro.json of scripts/run-macro): issue 14's tables and
 # the whole programs, figures checked against the files, and each kind
 # of damage to macro.json.
-honest=$tmp/honest/set
-mkdir "$tmp/honest" &&
-	tar -xJf "$srcdir/tests/fixtures/honest.tar.xz" -C "$tmp/honest"
 
 # has WHAT FILE PATTERN...: each fixed string is in FILE
 has() {
