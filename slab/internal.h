@@ -298,6 +298,8 @@ struct slab_design {
 	const char *(*how)(struct ak_kmem_cache *s, bool inlined);
 	/* its slabs go on a partial list per slot, not per node */
 	bool slot_lists;
+	/* take (or release) the design's own locks across fork(); or NULL */
+	void (*fork)(struct ak_kmem_cache *s, bool take);
 };
 
 /*
@@ -506,5 +508,36 @@ bool slab_debug_free(struct ak_kmem_cache *s, void *obj);
 struct ak_slab *slab_registry_find(struct ak_kmem_cache *s, const void *p);
 void slab_registry_add(struct ak_slab *sl, uintptr_t size);
 void slab_registry_del(struct ak_slab *sl);
+
+/* ---- kmalloc's size classes (kmalloc.c, and malloc/'s fastpath) ---- */
+
+#define KMALLOC_NR_CLASSES	14
+
+/* The class of size (1..AK_KMALLOC_MAX_SIZE), as the kernel's kmalloc_index. */
+static inline unsigned int kmalloc_index(size_t size)
+{
+	/* sizes 1..192 by (size - 1) / 8, as the kernel's size_index */
+	static const unsigned char size_index[24] = {
+		0, 1, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4,
+		5, 5, 5, 5, 6, 6, 6, 6, 6, 6, 6, 6,
+	};
+
+	if (size <= 192)
+		return size_index[(size - 1) >> 3];
+	/* 193..256 -> 7, ..., 8193..16384 -> 13 */
+	return (unsigned int)(64 - __builtin_clzl((unsigned long)size - 1)) - 1;
+}
+
+/*
+ * fork() from a threaded process (the malloc interposer's atfork hooks):
+ * every lock of the kmalloc caches, the per-CPU layer and the slab
+ * registry taken before, released after in parent and child, so that the
+ * child finds none held by a thread it does not have.
+ */
+__attribute__((visibility("hidden"))) void __ak_kmalloc_fork(bool take);
+__attribute__((visibility("hidden"))) void slab_fork_cache(struct ak_kmem_cache *s,
+							   bool take);
+__attribute__((visibility("hidden"))) void slab_fork_registry(bool take);
+void __ak_percpu_fork(bool take);
 
 #endif /* AK_SLAB_INTERNAL_H */

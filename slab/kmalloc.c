@@ -7,16 +7,10 @@
 #include <stdlib.h>
 #include "internal.h"
 
-#define NR_KMALLOC	14
+#define NR_KMALLOC	KMALLOC_NR_CLASSES
 
 static const unsigned int kmalloc_size[NR_KMALLOC] = {
 	8, 16, 32, 64, 96, 128, 192, 256, 512, 1024, 2048, 4096, 8192, 16384
-};
-
-/* Sizes 1..192 by (size - 1) / 8, as the kernel's size_index. */
-static const unsigned char size_index[24] = {
-	0, 1, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4,
-	5, 5, 5, 5, 6, 6, 6, 6, 6, 6, 6, 6,
 };
 
 static struct ak_kmem_cache *caches[NR_KMALLOC];
@@ -24,14 +18,6 @@ static bool created;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int fastpath = -1;
 static unsigned int kflags;
-
-static unsigned int index_of(size_t size)
-{
-	if (size <= 192)
-		return size_index[(size - 1) >> 3];
-	/* 193..256 -> 7, ..., 8193..16384 -> 13 */
-	return (unsigned int)(64 - __builtin_clzl((unsigned long)size - 1)) - 1;
-}
 
 int ak_kmalloc_set_fastpath(enum ak_slab_fastpath fp, unsigned int flags)
 {
@@ -98,7 +84,7 @@ struct ak_kmem_cache *ak_kmalloc_cache(size_t size)
 	if (ak_unlikely(!__atomic_load_n(&created, __ATOMIC_ACQUIRE)) &&
 	    !create_all())
 		return NULL;
-	return caches[index_of(size)];
+	return caches[kmalloc_index(size)];
 }
 
 void *ak_kmalloc(size_t size, ak_gfp_t flags)
@@ -151,4 +137,25 @@ size_t ak_ksize(const void *p)
 	struct ak_slab *sl = p ? slab_of(p) : NULL;
 
 	return sl ? sl->cache->object_size : 0;
+}
+
+void __ak_kmalloc_fork(bool take)
+{
+	unsigned int i;
+
+	if (take) {
+		pthread_mutex_lock(&lock);
+		__ak_percpu_fork(true);
+		for (i = 0; i < NR_KMALLOC; i++)
+			if (caches[i])
+				slab_fork_cache(caches[i], true);
+		slab_fork_registry(true);
+		return;
+	}
+	slab_fork_registry(false);
+	for (i = NR_KMALLOC; i-- > 0;)
+		if (caches[i])
+			slab_fork_cache(caches[i], false);
+	__ak_percpu_fork(false);
+	pthread_mutex_unlock(&lock);
 }

@@ -161,6 +161,14 @@ static const char *locked_how(struct ak_kmem_cache *s, bool inlined)
 	return "one pthread mutex per cache";
 }
 
+static void locked_fork(struct ak_kmem_cache *s, bool take)
+{
+	if (take)
+		pthread_mutex_lock(&s->locked.lock);
+	else
+		pthread_mutex_unlock(&s->locked.lock);
+}
+
 const struct slab_design slab_locked = {
 	.name = "locked",
 	.entry = { locked_entry_alloc, locked_entry_free },
@@ -175,4 +183,5 @@ const struct slab_design slab_locked = {
 	.fini = locked_fini,
 	.how = locked_how,
 	.slot_lists = true,
+	.fork = locked_fork,
 };

@@ -627,6 +627,18 @@ static const char *sheaf_how(struct ak_kmem_cache *s, bool inlined)
 	       "main sheaf taken by this_cpu_xchg, put back by this_cpu_cmpxchg (_local cmpxchg)";
 }
 
+static void sheaf_fork(struct ak_kmem_cache *s, bool take)
+{
+	unsigned int i;
+
+	for (i = 0; i < s->nr_home; i++) {
+		if (take)
+			slab_lock(&shard(s, i)->lock);
+		else
+			slab_unlock(&shard(s, i)->lock);
+	}
+}
+
 const struct slab_design slab_sheaf = {
 	.name = "sheaf",
 	.entry = { sheaf_entry_alloc, sheaf_entry_free },
@@ -642,4 +654,5 @@ const struct slab_design slab_sheaf = {
 	.fini = sheaf_fini,
 	.how = sheaf_how,
 	.slot_lists = true,
+	.fork = sheaf_fork,
 };

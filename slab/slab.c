@@ -800,6 +800,38 @@ void slab_lock_slow(slab_lock_t *l)
 	} while (__atomic_exchange_n(&l->v, 1, __ATOMIC_ACQUIRE));
 }
 
+void slab_fork_registry(bool take)
+{
+	if (take)
+		pthread_mutex_lock(&reg_lock);
+	else
+		pthread_mutex_unlock(&reg_lock);
+}
+
+/* The design's locks, then the partial lists', then the slab list's. */
+void slab_fork_cache(struct ak_kmem_cache *s, bool take)
+{
+	unsigned int i;
+
+	if (take) {
+		if (s->ops->fork)
+			s->ops->fork(s, true);
+		for (i = 0; i < s->nr_home && s->home_lists; i++)
+			slab_lock(&s->home_lists[i].lock);
+		for (i = 0; i < s->nr_nodes; i++)
+			slab_lock(&s->nodes[i].list.lock);
+		pthread_mutex_lock(&s->slabs_lock);
+		return;
+	}
+	pthread_mutex_unlock(&s->slabs_lock);
+	for (i = s->nr_nodes; i-- > 0;)
+		slab_unlock(&s->nodes[i].list.lock);
+	for (i = s->nr_home; s->home_lists && i-- > 0;)
+		slab_unlock(&s->home_lists[i].lock);
+	if (s->ops->fork)
+		s->ops->fork(s, false);
+}
+
 static bool is_pow2(size_t x)
 {
 	return x && !(x & (x - 1));

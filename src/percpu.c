@@ -293,9 +293,10 @@ static void slot_setup(void)
 /*
  * A thread's first op in thread mode claims a free slot.  Lock-free, as it
  * may run in a signal handler; if a handler claimed one for this thread
- * while we were claiming, keep the handler's and give ours back.
+ * while we were claiming, keep the handler's and give ours back.  -1 when
+ * every slot is taken (the malloc interposer then does without).
  */
-int __ak_thread_slot_init(void)
+int __ak_thread_slot_try_init(void)
 {
 	unsigned int i;
 	unsigned char zero;
@@ -308,11 +309,8 @@ int __ak_thread_slot_init(void)
 						__ATOMIC_RELAXED))
 			break;
 	}
-	if (i == slot_count) {
-		fprintf(stderr, "atomkit: thread mode: more than %u threads use per-CPU data; set AK_PERCPU_THREAD_SLOTS\n",
-			slot_count);
-		abort();
-	}
+	if (i == slot_count)
+		return -1;
 	if (__ak_thread_slot >= 0) {
 		__atomic_store_n(&slot_used[i], 0, __ATOMIC_RELEASE);
 		return __ak_thread_slot;
@@ -320,4 +318,25 @@ int __ak_thread_slot_init(void)
 	__ak_thread_slot = (int)i;
 	pthread_setspecific(slot_key, (void *)(intptr_t)(i + 1));
 	return (int)i;
+}
+
+int __ak_thread_slot_init(void)
+{
+	int s = __ak_thread_slot_try_init();
+
+	if (s < 0) {
+		fprintf(stderr, "atomkit: thread mode: more than %u threads use per-CPU data; set AK_PERCPU_THREAD_SLOTS\n",
+			slot_count);
+		abort();
+	}
+	return s;
+}
+
+/* fork() in the malloc interposer: the mode's lock held across it. */
+void __ak_percpu_fork(bool take)
+{
+	if (take)
+		pthread_mutex_lock(&lock);
+	else
+		pthread_mutex_unlock(&lock);
 }

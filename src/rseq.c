@@ -152,34 +152,43 @@ void __ak_rseq_prepare(void)
 #endif
 }
 
-struct ak_rseq_abi *__ak_rseq_thread_init(void)
+/*
+ * This thread's area registered (by glibc, or now by us), or NULL where
+ * it cannot be: the malloc interposer (malloc/) then serves the thread
+ * without the per-CPU layer instead of aborting.
+ */
+struct ak_rseq_abi *__ak_rseq_thread_try_init(void)
 {
 #if AK_HAVE_ARCH_RSEQ
 	struct ak_rseq_abi *rs;
 
 	if (__ak_rseq_unavailable())
-		goto fail;
+		return NULL;
 	if (glibc_owns()) {
 		rs = (struct ak_rseq_abi *)(thread_pointer() +
 					    __rseq_offset);
 	} else {
 		rs = &own_area;
-		if (sys_rseq(rs, sizeof(*rs), 0, AK_RSEQ_SIG)) {
-			fprintf(stderr, "atomkit: rseq registration failed: %s\n",
-				strerror(errno));
-			goto fail;
-		}
+		if (sys_rseq(rs, sizeof(*rs), 0, AK_RSEQ_SIG))
+			return NULL;
 		pthread_setspecific(unregister_key, rs);
 	}
-	if (rs->cpu_id >= AK_RSEQ_CPU_ID_REGISTRATION_FAILED) {
-		fprintf(stderr, "atomkit: this thread's rseq area is not registered\n");
-		goto fail;
-	}
+	if (rs->cpu_id >= AK_RSEQ_CPU_ID_REGISTRATION_FAILED)
+		return NULL;
 	__ak_rseq_area = rs;
 	return rs;
-fail:
+#else
+	return NULL;
 #endif
+}
+
+struct ak_rseq_abi *__ak_rseq_thread_init(void)
+{
+	struct ak_rseq_abi *rs = __ak_rseq_thread_try_init();
+
+	if (rs)
+		return rs;
 	/* The rseq modes are chosen only where registration works. */
-	fprintf(stderr, "atomkit: rseq mode in use but unavailable to this thread\n");
+	fprintf(stderr, "atomkit: rseq mode in use but this thread's rseq area cannot be registered\n");
 	abort();
 }

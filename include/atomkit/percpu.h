@@ -132,6 +132,7 @@ extern "C" {
 int sched_getcpu(void);
 extern __thread int __ak_thread_slot __attribute__((tls_model("initial-exec")));
 int __ak_thread_slot_init(void);
+int __ak_thread_slot_try_init(void);
 #ifdef __cplusplus
 }
 #endif

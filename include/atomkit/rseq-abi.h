@@ -87,8 +87,12 @@ extern "C" {
 extern __thread struct ak_rseq_abi *__ak_rseq_area
 	__attribute__((tls_model("initial-exec")));
 
-/* Registers the calling thread where glibc did not; NULL if impossible. */
+/*
+ * Registers the calling thread where glibc did not: init aborts where
+ * that is impossible, try_init returns NULL.
+ */
 struct ak_rseq_abi *__ak_rseq_thread_init(void);
+struct ak_rseq_abi *__ak_rseq_thread_try_init(void);
 
 /* Counts an aborted critical section (all threads together). */
 void __ak_rseq_count_abort(void);

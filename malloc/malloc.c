@@ -1,0 +1,516 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libatomkit-malloc.so: the malloc family on the kmalloc caches of the
+ * slab cache, for LD_PRELOAD (doc/malloc.md).  The design comes from
+ * AK_MALLOC_DESIGN (or AK_KMALLOC_FASTPATH), the per-CPU mode from
+ * AK_PERCPU_MODE, as ak_kmalloc() and the per-CPU layer read them.
+ *
+ * The library carries its own hidden copy of slab/ and src/; their own
+ * calls to malloc and friends are linked (--wrap) to the private
+ * allocator of pages.c, and so are calls made while a thread is inside
+ * the library (libc's fopen while the caches are set up, pthread key
+ * storage while a thread claims its slot): nothing re-enters the slab
+ * layer from below it.  A thread that cannot use the per-CPU layer (its
+ * rseq area cannot be registered, no thread slot is free) is served by
+ * the private allocator, and the slab objects it frees are handed to the
+ * next thread that can.
+ */
+#define _GNU_SOURCE
+#include <malloc.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <atomkit/malloc.h>
+#include "akm.h"
+
+#define EXPORT	__attribute__((visibility("default")))
+
+__thread unsigned int akm_nest __attribute__((tls_model("initial-exec")));
+
+static struct ak_kmem_cache *classes[KMALLOC_NR_CLASSES];
+/* the per-CPU mode once the caches are made, else -1 */
+static int ready_mode = -1;
+static enum ak_slab_fastpath design;
+static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool atfork_done;
+
+/* slab objects freed by threads without the per-CPU layer */
+static void *deferred;
+static size_t nr_fallback, nr_deferred;
+
+/* The smallest class served is 16: malloc's alignment (max_align_t). */
+static inline struct ak_kmem_cache *class_of(size_t n)
+{
+	return classes[kmalloc_index(n < 16 ? 16 : n)];
+}
+
+/* Can this thread take the kmalloc caches' fastpath now? */
+static inline bool thread_ready(void)
+{
+	int m = __atomic_load_n(&ready_mode, __ATOMIC_ACQUIRE);
+
+	if (ak_unlikely(akm_nest))
+		return false;
+	switch (m) {
+	case AK_PERCPU_RSEQ:
+	case AK_PERCPU_RSEQ_MM_CID:
+		return ak_rseq_area() != NULL;
+	case AK_PERCPU_THREAD:
+		return __ak_thread_slot >= 0;
+	case AK_PERCPU_ATOMIC:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static void report(const char *msg, void *arg)
+{
+	(void)arg;
+	akm_say("%s", msg);
+}
+
+static void fork_prepare(void)
+{
+	pthread_mutex_lock(&init_lock);
+	if (ready_mode >= 0)
+		__ak_kmalloc_fork(true);
+	akm_pages_fork(true);
+}
+
+static void fork_release(void)
+{
+	akm_pages_fork(false);
+	if (ready_mode >= 0)
+		__ak_kmalloc_fork(false);
+	pthread_mutex_unlock(&init_lock);
+}
+
+/* A bad setting is refused before anything runs on it. */
+static void __attribute__((noreturn)) refuse(void)
+{
+	_exit(2);
+}
+
+/* Under init_lock, this thread nested. */
+static void setup(void)
+{
+	const char *var = "AK_MALLOC_DESIGN", *env = getenv(var), *why = NULL;
+	int fp, m;
+	size_t sz;
+
+	if (!env || !*env) {
+		var = "AK_KMALLOC_FASTPATH";
+		env = getenv(var);
+	}
+	fp = env && *env ? ak_slab_fastpath_parse(env) : AK_SLAB_ARRAY;
+	if (fp < 0) {
+		akm_say("atomkit-malloc: %s=%s: unknown design (slub-tid, slub-local, rseq-list, array, sheaf, locked)",
+			var, env);
+		refuse();
+	}
+	env = getenv("AK_PERCPU_MODE");
+	if (env && *env) {
+		m = ak_percpu_mode_parse(env);
+		if (m < 0) {
+			akm_say("atomkit-malloc: AK_PERCPU_MODE=%s: unknown mode (rseq, rseq-mm_cid, atomic, thread)",
+				env);
+			refuse();
+		}
+		if (!ak_percpu_mode_available((enum ak_percpu_mode)m, &why)) {
+			akm_say("atomkit-malloc: AK_PERCPU_MODE=%s: %s", env,
+				why);
+			refuse();
+		}
+	}
+	ak_slab_set_report(report, NULL);
+	/* EBUSY: an earlier try made some caches, with this design */
+	ak_kmalloc_set_fastpath((enum ak_slab_fastpath)fp, 0);
+	m = ak_percpu_mode();
+	for (sz = 8; sz <= AK_KMALLOC_MAX_SIZE; sz += 8) {
+		struct ak_kmem_cache **c = &classes[kmalloc_index(sz)];
+
+		if (!*c)
+			*c = ak_kmalloc_cache(sz);
+		if (!*c)
+			return;		/* no memory: tried again later */
+	}
+	design = (enum ak_slab_fastpath)fp;
+	if (!atfork_done) {
+		pthread_atfork(fork_prepare, fork_release, fork_release);
+		atfork_done = true;
+	}
+	__atomic_store_n(&ready_mode, m, __ATOMIC_RELEASE);
+}
+
+static bool init(void)
+{
+	bool ok;
+
+	akm_nest++;
+	pthread_mutex_lock(&init_lock);
+	if (ready_mode < 0)
+		setup();
+	ok = ready_mode >= 0;
+	pthread_mutex_unlock(&init_lock);
+	akm_nest--;
+	return ok;
+}
+
+/* Before the program's constructors: a bad setting fails at once. */
+static void __attribute__((constructor)) akm_ctor(void)
+{
+	if (!akm_nest)
+		init();
+}
+
+static void drain_deferred(void)
+{
+	void *p = __atomic_exchange_n(&deferred, NULL, __ATOMIC_ACQUIRE);
+
+	while (p) {
+		void *next = *(void **)p;
+		struct ak_slab *sl = (struct ak_slab *)akm_run_of(p);
+
+		ak_kmem_cache_free(sl->cache, p);
+		p = next;
+	}
+}
+
+/*
+ * The thread's first call, or one the fastpath turned away: set up the
+ * library, then the thread's part of the per-CPU layer.  False when the
+ * thread must do without it.
+ */
+static bool thread_setup(void)
+{
+	bool ok;
+	int m;
+
+	if (akm_nest)
+		return false;
+	if (__atomic_load_n(&ready_mode, __ATOMIC_ACQUIRE) < 0 && !init())
+		return false;
+	m = ready_mode;
+	akm_nest++;
+	switch (m) {
+	case AK_PERCPU_RSEQ:
+	case AK_PERCPU_RSEQ_MM_CID:
+		ok = ak_rseq_area() || __ak_rseq_thread_try_init();
+		break;
+	case AK_PERCPU_THREAD:
+		ok = __ak_thread_slot >= 0 || __ak_thread_slot_try_init() >= 0;
+		break;
+	default:
+		ok = true;
+	}
+	akm_nest--;
+	if (ok && __atomic_load_n(&deferred, __ATOMIC_RELAXED))
+		drain_deferred();
+	return ok;
+}
+
+static void defer(void *p)
+{
+	void *old = __atomic_load_n(&deferred, __ATOMIC_RELAXED);
+
+	do
+		*(void **)p = old;
+	while (!__atomic_compare_exchange_n(&deferred, &old, p, true,
+					    __ATOMIC_RELEASE,
+					    __ATOMIC_RELAXED));
+	__atomic_fetch_add(&nr_deferred, 1, __ATOMIC_RELAXED);
+}
+
+static size_t pow2_up(size_t n)
+{
+	return n <= 1 ? 1 : (size_t)1 << (64 - __builtin_clzl(n - 1));
+}
+
+/* Everything the fastpath does not take. */
+static void *alloc_slow(size_t n, size_t align, bool zero)
+{
+	void *p;
+
+	if (n <= AK_KMALLOC_MAX_SIZE && align <= AK_SLAB_MAX_ALIGN) {
+		size_t sz = n > align ? n : align;
+
+		/* only the power-of-two classes are aligned past 32 */
+		if (align > 32)
+			sz = pow2_up(sz);
+		if (sz <= AK_KMALLOC_MAX_SIZE) {
+			if (thread_ready() || thread_setup()) {
+				p = ak_kmem_cache_alloc(class_of(sz), 0);
+			} else {
+				__atomic_fetch_add(&nr_fallback, 1,
+						   __ATOMIC_RELAXED);
+				p = akm_meta_alloc(sz, align);
+			}
+			if (!p) {
+				errno = ENOMEM;
+				return NULL;
+			}
+			if (zero)
+				memset(p, 0, n);
+			return p;
+		}
+	}
+	/* a program whose first call is a large one checks its settings too */
+	if (__atomic_load_n(&ready_mode, __ATOMIC_ACQUIRE) < 0 && !akm_nest)
+		init();
+	return akm_large_alloc(n, align, zero);
+}
+
+static inline void *alloc(size_t n)
+{
+	if (ak_likely(n <= AK_KMALLOC_MAX_SIZE && thread_ready())) {
+		void *p = ak_kmem_cache_alloc(class_of(n), 0);
+
+		if (ak_unlikely(!p))
+			errno = ENOMEM;
+		return p;
+	}
+	return alloc_slow(n, 0, false);
+}
+
+static void *alloc_aligned(size_t align, size_t n)
+{
+	return align <= 16 ? alloc(n) : alloc_slow(n, align, false);
+}
+
+static void __attribute__((noinline)) free_other(struct akm_run *r, void *p)
+{
+	if (r->magic == AKM_MAGIC_LARGE) {
+		akm_large_free(r);
+	} else if (r->magic == AKM_MAGIC_META) {
+		akm_meta_free(r, p);
+	} else {
+		akm_say("atomkit-malloc: free(%p): not a pointer of this allocator",
+			p);
+		abort();
+	}
+}
+
+static inline void release(void *p)
+{
+	struct akm_run *r;
+
+	if (ak_unlikely(!p))
+		return;
+	r = akm_run_of(p);
+	if (ak_likely(r->magic == SLAB_MAGIC)) {
+		struct ak_slab *sl = (struct ak_slab *)r;
+
+		if (ak_likely(thread_ready()) || thread_setup())
+			ak_kmem_cache_free(sl->cache, p);
+		else
+			defer(p);
+		return;
+	}
+	free_other(r, p);
+}
+
+static size_t usable(void *p)
+{
+	struct akm_run *r = akm_run_of(p);
+
+	if (r->magic == SLAB_MAGIC)
+		return ((struct ak_slab *)r)->cache->object_size;
+	if (r->magic == AKM_MAGIC_LARGE)
+		return akm_large_usable(r);
+	if (r->magic == AKM_MAGIC_META)
+		return akm_meta_usable(r);
+	akm_say("atomkit-malloc: malloc_usable_size(%p): not a pointer of this allocator",
+		p);
+	abort();
+}
+
+/* ---- the malloc family ---- */
+
+EXPORT void *malloc(size_t n)
+{
+	return alloc(n);
+}
+
+EXPORT void free(void *p)
+{
+	release(p);
+}
+
+EXPORT void *calloc(size_t n, size_t m)
+{
+	size_t t;
+	void *p;
+
+	if (__builtin_mul_overflow(n, m, &t)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (ak_likely(t <= AK_KMALLOC_MAX_SIZE && thread_ready())) {
+		p = ak_kmem_cache_alloc(class_of(t), 0);
+		if (ak_unlikely(!p)) {
+			errno = ENOMEM;
+			return NULL;
+		}
+		return memset(p, 0, t);
+	}
+	return alloc_slow(t, 0, true);
+}
+
+EXPORT void *realloc(void *p, size_t n)
+{
+	struct akm_run *r;
+	size_t old;
+	void *q;
+
+	if (!p)
+		return alloc(n);
+	if (!n) {
+		/* as glibc: the object is freed, NULL returned */
+		release(p);
+		return NULL;
+	}
+	old = usable(p);
+	r = akm_run_of(p);
+	if (n <= old) {
+		/* a shrink keeps the object unless it would waste half */
+		if (n > old / 2 || r->magic == AKM_MAGIC_META)
+			return p;
+	} else if (r->magic == AKM_MAGIC_LARGE && r->off == SLAB_HDR_SIZE &&
+		   akm_large_grow(r, n)) {
+		return p;
+	}
+	q = alloc(n);
+	if (!q)
+		return NULL;
+	memcpy(q, p, n < old ? n : old);
+	release(p);
+	return q;
+}
+
+EXPORT void *reallocarray(void *p, size_t n, size_t m)
+{
+	size_t t;
+
+	if (__builtin_mul_overflow(n, m, &t)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return realloc(p, t);
+}
+
+EXPORT int posix_memalign(void **out, size_t align, size_t n)
+{
+	int err = errno;
+	void *p;
+
+	if (align < sizeof(void *) || (align & (align - 1)))
+		return EINVAL;
+	p = alloc_aligned(align, n);
+	if (!p) {
+		errno = err;
+		return ENOMEM;
+	}
+	*out = p;
+	return 0;
+}
+
+EXPORT void *aligned_alloc(size_t align, size_t n)
+{
+	if (!align || (align & (align - 1))) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return alloc_aligned(align, n);
+}
+
+EXPORT void *memalign(size_t align, size_t n)
+{
+	/* as glibc: any alignment, rounded up to a power of two */
+	if (align > SIZE_MAX / 2 + 1) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return alloc_aligned(pow2_up(align), n);
+}
+
+EXPORT void *valloc(size_t n)
+{
+	return alloc_aligned((size_t)sysconf(_SC_PAGESIZE), n);
+}
+
+EXPORT void *pvalloc(size_t n)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+
+	if (n > SIZE_MAX - pg) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return alloc_aligned(pg, n ? (n + pg - 1) & ~(pg - 1) : pg);
+}
+
+EXPORT size_t malloc_usable_size(void *p)
+{
+	return p ? usable(p) : 0;
+}
+
+EXPORT int ak_malloc_info(struct ak_malloc_info *out)
+{
+	int m = __atomic_load_n(&ready_mode, __ATOMIC_ACQUIRE);
+
+	if (m < 0)
+		return -1;
+	memset(out, 0, sizeof(*out));
+	out->design = ak_slab_fastpath_name(design);
+	out->mode = ak_percpu_mode_name((enum ak_percpu_mode)m);
+	akm_pages_stats(&out->large_maps, &out->large_cached,
+			&out->meta_bytes);
+	out->fallback_allocs = __atomic_load_n(&nr_fallback, __ATOMIC_RELAXED);
+	out->deferred_frees = __atomic_load_n(&nr_deferred, __ATOMIC_RELAXED);
+	return 0;
+}
+
+/* ---- the slab layer's own calls (linked with --wrap) ---- */
+
+void *__wrap_malloc(size_t n);
+void *__wrap_calloc(size_t n, size_t m);
+void __wrap_free(void *p);
+int __wrap_posix_memalign(void **out, size_t align, size_t n);
+
+void *__wrap_malloc(size_t n)
+{
+	void *p = akm_meta_alloc(n ? n : 1, 16);
+
+	if (!p)
+		errno = ENOMEM;
+	return p;
+}
+
+void *__wrap_calloc(size_t n, size_t m)
+{
+	size_t t;
+	void *p;
+
+	if (__builtin_mul_overflow(n, m, &t)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	p = __wrap_malloc(t);
+	return p ? memset(p, 0, t) : NULL;
+}
+
+void __wrap_free(void *p)
+{
+	/* the same runs: whatever made it, release() tells them apart */
+	release(p);
+}
+
+int __wrap_posix_memalign(void **out, size_t align, size_t n)
+{
+	void *p = akm_meta_alloc(n ? n : 1, align);
+
+	if (!p)
+		return ENOMEM;
+	*out = p;
+	return 0;
+}
