@@ -75,6 +75,12 @@ static const char *const wl_names[WL_NR] = {
 #define SEQ_RUN		10000	/* objects per run, as slab_test */
 #define PAIR_WARM	1000	/* untimed pairs before the timed ones */
 #define QUICK_WARM	16	/* the untimed rounds' objects with --quick */
+
+/* An untimed round of n objects: a few with --quick, where no one reads figures. */
+static size_t warm_count(size_t n)
+{
+	return akb_quick() && n > QUICK_WARM ? QUICK_WARM : n;
+}
 #define CONC_RUN	1000	/* per thread, as slab_test's concurrent */
 #define BULK_SIZE	256	/* the bulk table's object size */
 #define MAX_THREADS	1024
@@ -326,8 +332,7 @@ static void run_phases(struct akb_state *s, struct src *o, size_t run,
 	if (!p)
 		return;
 	/* every thread warms with the same count: remote frees swap runs */
-	ok = run_once(s, o, akb_quick() && run > QUICK_WARM ? QUICK_WARM : run,
-		      p, shared_in, &a, &f);
+	ok = run_once(s, o, warm_count(run), p, shared_in, &a, &f);
 	if (!shared_in && akb_threads(s) > 1) {
 		if (!ok)
 			__atomic_store_n(&run_failed, 1, __ATOMIC_RELAXED);
@@ -554,7 +559,7 @@ static void bm_pair(struct akb_state *s, struct src *o)
 	uint64_t n, i;
 	void *p;
 
-	for (i = 0; i < (akb_quick() ? QUICK_WARM : PAIR_WARM); i++) {
+	for (i = 0; i < warm_count(PAIR_WARM); i++) {
 		ALLOC_OR_FAIL(s, o, p);
 		src_free(o, p);
 	}
