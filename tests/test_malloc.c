@@ -274,6 +274,7 @@ static void t_malloc0(void **state)
 /* ---- threads ---- */
 
 static volatile int stop;
+static unsigned int running;	/* busy threads that have begun */
 
 /* Keeps a working set of objects of many sizes, checking each before
  * freeing it; returns (as a pointer) the number of bad objects. */
@@ -284,6 +285,7 @@ static void *busy(void *arg)
 	unsigned int seed = (unsigned int)(uintptr_t)arg, sd[32], i = 0;
 	uintptr_t bad = 0;
 
+	__atomic_add_fetch(&running, 1, __ATOMIC_RELEASE);
 	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
 		unsigned int k = i++ % 32;
 
@@ -335,14 +337,25 @@ static void *brief(void *arg)
 	return keep;
 }
 
+/*
+ * n busy threads, returning once every one of them runs: a fork must
+ * find them allocating, not still being born.  Under qemu-user that is
+ * also what keeps the child alive: a thread that has not yet run holds,
+ * for a moment, a lock of qemu's own (its clone_lock, which qemu's fork
+ * does not take), and a child forked in that moment hangs in its first
+ * pthread_create, with every signal blocked.
+ */
 static void start_busy(pthread_t *t, unsigned int n)
 {
 	unsigned int i;
 
 	__atomic_store_n(&stop, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&running, 0, __ATOMIC_RELAXED);
 	for (i = 0; i < n; i++)
 		assert_int_equal(pthread_create(&t[i], NULL, busy,
 						(void *)(uintptr_t)(i + 1)), 0);
+	while (__atomic_load_n(&running, __ATOMIC_ACQUIRE) < n)
+		sched_yield();
 }
 
 static void stop_busy(pthread_t *t, unsigned int n)
