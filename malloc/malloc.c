@@ -195,7 +195,12 @@ static bool thread_setup(void)
 	switch (m) {
 	case AK_PERCPU_RSEQ:
 	case AK_PERCPU_RSEQ_MM_CID:
-		ok = ak_rseq_area() || __ak_rseq_thread_try_init();
+		if (!(ok = ak_rseq_area() != NULL)) {
+			int e = errno;	/* a failed try is not malloc's error */
+
+			ok = __ak_rseq_thread_try_init() != NULL;
+			errno = e;
+		}
 		break;
 	case AK_PERCPU_THREAD:
 		ok = __ak_thread_slot >= 0 || __ak_thread_slot_try_init() >= 0;

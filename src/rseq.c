@@ -161,9 +161,12 @@ struct ak_rseq_abi *__ak_rseq_thread_try_init(void)
 {
 #if AK_HAVE_ARCH_RSEQ
 	struct ak_rseq_abi *rs;
+	int v = __ak_rseq_unavailable();
 
-	if (__ak_rseq_unavailable())
+	if (v) {
+		errno = v;
 		return NULL;
+	}
 	if (glibc_owns()) {
 		rs = (struct ak_rseq_abi *)(thread_pointer() +
 					    __rseq_offset);
@@ -173,11 +176,14 @@ struct ak_rseq_abi *__ak_rseq_thread_try_init(void)
 			return NULL;
 		pthread_setspecific(unregister_key, rs);
 	}
-	if (rs->cpu_id >= AK_RSEQ_CPU_ID_REGISTRATION_FAILED)
+	if (rs->cpu_id >= AK_RSEQ_CPU_ID_REGISTRATION_FAILED) {
+		errno = 0;	/* glibc's registration failed; no errno */
 		return NULL;
+	}
 	__ak_rseq_area = rs;
 	return rs;
 #else
+	errno = ENOTSUP;
 	return NULL;
 #endif
 }
@@ -189,6 +195,8 @@ struct ak_rseq_abi *__ak_rseq_thread_init(void)
 	if (rs)
 		return rs;
 	/* The rseq modes are chosen only where registration works. */
-	fprintf(stderr, "atomkit: rseq mode in use but this thread's rseq area cannot be registered\n");
+	fprintf(stderr, "atomkit: rseq mode in use but this thread's rseq area cannot be registered: %s\n",
+		errno ? strerror(errno) :
+		"its cpu_id says the registration failed");
 	abort();
 }
