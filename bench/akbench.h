@@ -68,6 +68,12 @@ void akb_skip_always(struct akb_def *d, enum akb_skip why,
  */
 void akb_field(struct akb_def *d, const char *key, const char *value);
 void akb_field_num(struct akb_def *d, const char *key, long value);
+/*
+ * A part that is in the name as well: "/<value>" is added to it, so that
+ * each part is written once and the name cannot drift from the fields.
+ * With key NULL, in the name only.
+ */
+void akb_part(struct akb_def *d, const char *key, const char *value);
 /* Registers everything akb_new() built; called by main, not by suites. */
 void akb_register_all(void);
 

@@ -119,6 +119,14 @@ void akb_field(struct akb_def *d, const char *key, const char *value)
 	d->fields += member(key, json_str(value));
 }
 
+void akb_part(struct akb_def *d, const char *key, const char *value)
+{
+	d->name += '/';
+	d->name += value;
+	if (key)
+		akb_field(d, key, value);
+}
+
 void akb_field_num(struct akb_def *d, const char *key, long value)
 {
 	d->fields += member(key, std::to_string(value));

@@ -469,7 +469,6 @@ static void cl_shuffle(void)
 
 void akb_suite_cacheline(void)
 {
-	char name[96];
 	int st, op;
 
 	cl_shuffle();
@@ -480,19 +479,18 @@ void akb_suite_cacheline(void)
 
 			b->state = (enum cl_state)st;
 			b->op = (enum cl_op)op;
-			snprintf(name, sizeof(name), "cacheline/%s/%s",
-				 cl_state_names[st], cl_op_names[op]);
 			if (st == CL_L1) {
-				d = akb_new(name, cl_run, b, AKB_MANUAL_TIME);
+				d = akb_new("cacheline", cl_run, b,
+					    AKB_MANUAL_TIME);
 			} else {
-				d = akb_new(name, cl_run, b,
+				d = akb_new("cacheline", cl_run, b,
 					    AKB_PLACED | AKB_MANUAL_TIME);
 				akb_set_threads(d, st == CL_S && op == CL_LOAD ?
 						3 : 2);
 			}
 			akb_field(d, "suite", "cacheline");
-			akb_field(d, "state", cl_state_names[st]);
-			akb_field(d, "op", cl_op_names[op]);
+			akb_part(d, "state", cl_state_names[st]);
+			akb_part(d, "op", cl_op_names[op]);
 			akb_set_batch(d, CL_LINES);
 			if (st == CL_I && !CL_HAVE_FLUSH)
 				akb_skip_always(d, AKB_SKIP_NO_FLUSH, NULL);

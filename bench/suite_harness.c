@@ -44,13 +44,10 @@ static void bm_counter_read(struct akb_state *s)
 
 static struct akb_def *harness_new(const char *op, akb_fn fn)
 {
-	char name[64];
-	struct akb_def *d;
+	struct akb_def *d = akb_new("harness", fn, NULL, 0);
 
-	snprintf(name, sizeof(name), "harness/%s", op);
-	d = akb_new(name, fn, NULL, 0);
 	akb_field(d, "suite", "harness");
-	akb_field(d, "op", op);
+	akb_part(d, "op", op);
 	return d;
 }
 

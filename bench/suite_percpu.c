@@ -436,7 +436,6 @@ static void bm_percpu(struct akb_state *s)
 
 void akb_suite_percpu(void)
 {
-	char name[128];
 	int op, m;
 	struct pc_bench *b = table;
 
@@ -447,13 +446,10 @@ void akb_suite_percpu(void)
 
 			b->op = (enum op)op;
 			b->mode = (enum ak_percpu_mode)m;
-			snprintf(name, sizeof(name), "percpu/%s/%s",
-				 op_names[op],
-				 ak_percpu_mode_name((enum ak_percpu_mode)m));
-			d = akb_new(name, bm_percpu, b, 0);
+			d = akb_new("percpu", bm_percpu, b, 0);
 			akb_field(d, "suite", "percpu");
-			akb_field(d, "op", op_names[op]);
-			akb_field(d, "mode", ak_percpu_mode_name(b->mode));
+			akb_part(d, "op", op_names[op]);
+			akb_part(d, "mode", ak_percpu_mode_name(b->mode));
 			if (!ak_percpu_mode_available(b->mode, &why))
 				akb_skip_always(d, AKB_SKIP_PERCPU_MODE, why);
 			else if (rseq_only(b->op) &&

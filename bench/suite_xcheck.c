@@ -39,7 +39,19 @@
 #include "bench.h"
 #include "counter.h"
 
-#define XC_NAME		"xcheck/x86_64/cmpxchg64_lock_vs_nolock"
+/*
+ * The suite's one benchmark: the rest of its name is in no field, as the
+ * suite alone tells readers which it is.
+ */
+static struct akb_def *xc_new(akb_fn fn)
+{
+	struct akb_def *d = akb_new("xcheck", fn, NULL, 0);
+
+	akb_field(d, "suite", "xcheck");
+	akb_part(d, NULL, "x86_64");
+	akb_part(d, NULL, "cmpxchg64_lock_vs_nolock");
+	return d;
+}
 
 #if defined(__x86_64__) && defined(AK_ARCH_X86_64)
 #include <cpuid.h>
@@ -205,8 +217,7 @@ void akb_suite_xcheck(void)
 
 	if (__get_cpuid(0x80000001, &a, &b, &c, &d))
 		xc_rdtscp = d & (1u << 27);
-	def = akb_new(XC_NAME, bm_xcheck, NULL, 0);
-	akb_field(def, "suite", "xcheck");
+	def = xc_new(bm_xcheck);
 	akb_set_batch(def, 1);	/* one cross-check per iteration */
 }
 #else
@@ -220,9 +231,6 @@ static void bm_xcheck(struct akb_state *s)
 
 void akb_suite_xcheck(void)
 {
-	struct akb_def *def = akb_new(XC_NAME, bm_xcheck, NULL, 0);
-
-	akb_field(def, "suite", "xcheck");
-	akb_skip_always(def, AKB_SKIP_X86_64_ONLY, NULL);
+	akb_skip_always(xc_new(bm_xcheck), AKB_SKIP_X86_64_ONLY, NULL);
 }
 #endif
