@@ -28,10 +28,14 @@ int akb_emulated(const char **why);
  */
 void akb_set_quick(void);
 int akb_quick(void);
-/* The identity fields of a variant's benchmark (suite_uncontended.c). */
+/*
+ * A benchmark of variant v, named and given its fields from the variant
+ * (suite_uncontended.c): "<suite>/<arch>/<prim><width>/<name>", to which
+ * the caller may add parts.
+ */
 struct ak_variant;
-void akb_variant_fields(struct akb_def *d, const char *suite,
-			const struct ak_variant *v);
+struct akb_def *akb_variant_new(const char *suite, akb_fn fn,
+				const struct ak_variant *v, unsigned int flags);
 /*
  * A cold malloc run of the slab suite, in the fresh process main() is
  * (--slab-cold-child=SIZE,N,COUNTER); its exit status.

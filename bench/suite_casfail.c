@@ -6,8 +6,6 @@
  * successful one); LL/SC implementations may skip the store.  Both are
  * dependent chains, so the figures are latencies.
  */
-#include <stdio.h>
-
 #include <atomkit/registry.h>
 
 #include "akbench.h"
@@ -87,28 +85,15 @@ void akb_suite_casfail(void)
 {
 	size_t k, nv;
 	const struct ak_variant *v = ak_variants(&nv);
-	char name[160], full[128];
 
 	for (k = 0; k < nv; k++) {
-		struct akb_def *ok, *fail;
+		bool w64 = v[k].width == 64;
 
-		if (v[k].kind != ak_prim_cmpxchg ||
-		    (v[k].width != 64 && v[k].width != 128))
+		if (v[k].kind != ak_prim_cmpxchg || (!w64 && v[k].width != 128))
 			continue;
-		ak_variant_fullname(&v[k], full, sizeof(full));
-		snprintf(name, sizeof(name), "cas/%s/success", full);
-		ok = akb_new(name, v[k].width == 64 ? bm_succ64 : bm_succ128,
-			     &v[k], 0);
-		snprintf(name, sizeof(name), "cas/%s/failure", full);
-		fail = akb_new(name, v[k].width == 64 ? bm_fail64 : bm_fail128,
-			       &v[k], 0);
-		akb_variant_fields(ok, "cas", &v[k]);
-		akb_field(ok, "outcome", "success");
-		akb_variant_fields(fail, "cas", &v[k]);
-		akb_field(fail, "outcome", "failure");
-		if (!v[k].usable()) {
-			akb_skip_always(ok, AKB_SKIP_UNUSABLE, NULL);
-			akb_skip_always(fail, AKB_SKIP_UNUSABLE, NULL);
-		}
+		akb_part(akb_variant_new("cas", w64 ? bm_succ64 : bm_succ128,
+					 &v[k], 0), "outcome", "success");
+		akb_part(akb_variant_new("cas", w64 ? bm_fail64 : bm_fail128,
+					 &v[k], 0), "outcome", "failure");
 	}
 }

@@ -547,42 +547,33 @@ static void ct_ref_mutex(struct akb_state *s)
 		pthread_mutex_destroy(&ct_line.lk.mutex);
 }
 
-static struct akb_def *ct_new(const char *name, akb_fn fn, const void *arg)
-{
-	struct akb_def *d = akb_new(name, fn, arg, AKB_SWEEP | AKB_MANUAL_TIME);
-
-	akb_set_batch(d, 1);	/* an iteration is a whole window */
-	return d;
-}
+/* Every benchmark's flags; each runs in batches of 1, a window each. */
+#define CT_FLAGS	(AKB_SWEEP | AKB_MANUAL_TIME)
 
 void akb_suite_contention(void)
 {
-	char name[160], full[128];
+	char full[128];
 	size_t k;
 
 	for (k = 0; k < sizeof(ct_entries) / sizeof(ct_entries[0]); k++) {
 		const struct ct_entry *e = &ct_entries[k];
 		const struct ak_variant *v;
-		struct akb_def *d;
 
 		snprintf(full, sizeof(full), "%s/%s", e->arch, e->id);
 		v = ak_variant_find(full);
 		if (!v || !v->smp_safe)
 			continue;
-		snprintf(name, sizeof(name), "contention/%s", full);
-		d = ct_new(name, e->fn, v);
-		akb_variant_fields(d, "contention", v);
-		if (!v->usable())
-			akb_skip_always(d, AKB_SKIP_UNUSABLE, NULL);
+		akb_set_batch(akb_variant_new("contention", e->fn, v,
+					      CT_FLAGS), 1);
 	}
 	for (k = 0; k < 2; k++) {
 		static const char *const lock[] = { "spinlock", "mutex" };
-		struct akb_def *d;
+		struct akb_def *d = akb_new("contention", k ? ct_ref_mutex :
+					    ct_ref_spinlock, NULL, CT_FLAGS);
 
-		snprintf(name, sizeof(name), "contention/ref/%s", lock[k]);
-		d = ct_new(name, k ? ct_ref_mutex : ct_ref_spinlock, NULL);
+		akb_set_batch(d, 1);
 		akb_field(d, "suite", "contention");
-		akb_field(d, "arch", "ref");
-		akb_field(d, "op", lock[k]);
+		akb_part(d, "arch", "ref");
+		akb_part(d, "op", lock[k]);
 	}
 }

@@ -276,40 +276,41 @@ static void bm_ref_mutex_pop_push(struct akb_state *s)
 static void ref(const char *op, const char *metric, akb_fn fn,
 		const char *insn)
 {
-	char name[96];
-	struct akb_def *d;
+	struct akb_def *d = akb_new("prim", fn, NULL, 0);
 
-	snprintf(name, sizeof(name), "prim/ref/%s/%s", op, metric);
-	d = akb_new(name, fn, NULL, 0);
 	akb_field(d, "suite", "prim");
-	akb_field(d, "arch", "ref");
-	akb_field(d, "op", op);
-	akb_field(d, "metric", metric);
+	akb_part(d, "arch", "ref");
+	akb_part(d, "op", op);
+	akb_part(d, "metric", metric);
 	akb_field(d, "insn", insn);
 }
 
-/* The identity of a variant's benchmark (cas, contention share it). */
-void akb_variant_fields(struct akb_def *d, const char *suite,
-			const struct ak_variant *v)
+/* A variant's benchmark (cas, contention share it), skipped if unusable. */
+struct akb_def *akb_variant_new(const char *suite, akb_fn fn,
+				const struct ak_variant *v, unsigned int flags)
 {
+	struct akb_def *d = akb_new(suite, fn, v, flags);
 	char op[64], order[96];
 
 	snprintf(op, sizeof(op), "%s%u", v->prim, v->width);
 	snprintf(order, sizeof(order), "%s%s", v->order,
 		 v->smp_safe ? "" : ", not SMP-safe");
 	akb_field(d, "suite", suite);
-	akb_field(d, "arch", v->arch);
-	akb_field(d, "op", op);
+	akb_part(d, "arch", v->arch);
+	akb_part(d, "op", op);
 	akb_field_num(d, "width", v->width);
-	akb_field(d, "variant", v->name);
+	akb_part(d, "variant", v->name);
 	akb_field(d, "ordering", order);
 	akb_field(d, "insn", v->insn);
+	if (!v->usable())
+		akb_skip_always(d, AKB_SKIP_UNUSABLE, NULL);
+	return d;
 }
 
 void akb_suite_uncontended(void)
 {
 	size_t k;
-	char name[160], full[128];
+	char full[128];
 
 	ref("load", "lat", bm_ref_load, "plain load, dependent");
 	ref("store", "tput", bm_ref_store, "plain store");
@@ -323,23 +324,14 @@ void akb_suite_uncontended(void)
 	for (k = 0; k < sizeof(entries) / sizeof(entries[0]); k++) {
 		const struct entry *e = &entries[k];
 		const struct ak_variant *v;
-		struct akb_def *lat, *tput;
 
 		snprintf(full, sizeof(full), "%s/%s", e->arch, e->id);
 		v = ak_variant_find(full);
 		if (!v)
 			continue;	/* every entry is in the registry */
-		snprintf(name, sizeof(name), "prim/%s/lat", full);
-		lat = akb_new(name, e->lat, v, 0);
-		snprintf(name, sizeof(name), "prim/%s/tput", full);
-		tput = akb_new(name, e->tput, v, 0);
-		akb_variant_fields(lat, "prim", v);
-		akb_field(lat, "metric", "lat");
-		akb_variant_fields(tput, "prim", v);
-		akb_field(tput, "metric", "tput");
-		if (!v->usable()) {
-			akb_skip_always(lat, AKB_SKIP_UNUSABLE, NULL);
-			akb_skip_always(tput, AKB_SKIP_UNUSABLE, NULL);
-		}
+		akb_part(akb_variant_new("prim", e->lat, v, 0), "metric",
+			 "lat");
+		akb_part(akb_variant_new("prim", e->tput, v, 0), "metric",
+			 "tput");
 	}
 }
