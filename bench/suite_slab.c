@@ -787,30 +787,29 @@ static const char *impl_name(int impl)
 		ak_slab_fastpath_name((enum ak_slab_fastpath)impl);
 }
 
-static struct sl_bench *add(enum wl wl, int impl, enum ak_percpu_mode m)
+/* Workload wl of design impl in per-CPU mode m, named "slab/<wl>/<impl>". */
+static struct akb_def *add(enum wl wl, int impl, enum ak_percpu_mode m,
+			   unsigned int flags)
 {
 	static size_t used;
 	struct sl_bench *b = &table[used++];
+	struct akb_def *d = akb_new("slab", bm_slab, b, flags);
 
 	b->wl = wl;
 	b->impl = impl;
 	b->mode = m;
-	return b;
+	akb_field(d, "suite", "slab");
+	akb_part(d, "workload", wl_names[wl]);
+	akb_part(d, "design", impl_name(impl));
+	return d;
 }
 
 static void reg_sized(enum wl wl, int impl, const int *sizes, size_t nr,
 		      const char *argname, unsigned int flags)
 {
-	char name[128];
-	struct akb_def *d;
+	struct akb_def *d = add(wl, impl, default_mode, flags);
 	size_t k;
 
-	snprintf(name, sizeof(name), "slab/%s/%s", wl_names[wl],
-		 impl_name(impl));
-	d = akb_new(name, bm_slab, add(wl, impl, default_mode), flags);
-	akb_field(d, "suite", "slab");
-	akb_field(d, "workload", wl_names[wl]);
-	akb_field(d, "design", impl_name(impl));
 	for (k = 0; k < nr; k++)
 		akb_add_arg(d, sizes[k]);
 	akb_arg_name(d, argname);
@@ -841,7 +840,6 @@ static void reg_sized(enum wl wl, int impl, const int *sizes, size_t nr,
 
 void akb_suite_slab(void)
 {
-	char name[128];
 	int impl, m;
 
 	default_mode = ak_percpu_mode_available(AK_PERCPU_RSEQ, NULL) ?
@@ -865,19 +863,11 @@ void akb_suite_slab(void)
 	for (impl = 0; impl < IMPL_MALLOC; impl++)
 		for (m = 0; m < AK_PERCPU_NR_MODES; m++) {
 			const char *why = NULL;
-			struct akb_def *d;
+			struct akb_def *d = add(WL_PAIR_MODE, impl,
+						(enum ak_percpu_mode)m, 0);
 
-			snprintf(name, sizeof(name), "slab/pair_mode/%s/%s",
-				 impl_name(impl),
-				 ak_percpu_mode_name((enum ak_percpu_mode)m));
-			d = akb_new(name, bm_slab,
-				    add(WL_PAIR_MODE, impl,
-					(enum ak_percpu_mode)m), 0);
-			akb_field(d, "suite", "slab");
-			akb_field(d, "workload", wl_names[WL_PAIR_MODE]);
-			akb_field(d, "design", impl_name(impl));
-			akb_field(d, "mode", ak_percpu_mode_name(
-					  (enum ak_percpu_mode)m));
+			akb_part(d, "mode", ak_percpu_mode_name(
+					 (enum ak_percpu_mode)m));
 			if (!ak_percpu_mode_available((enum ak_percpu_mode)m,
 						      &why))
 				akb_skip_always(d, AKB_SKIP_PERCPU_MODE, why);
