@@ -46,8 +46,12 @@ typedef void (*akb_fn)(struct akb_state *s);
 
 /* ---- registration (from a suite's register function) ---- */
 
-/* A benchmark "name" running fn; arg is returned by akb_arg(). */
-struct akb_def *akb_new(const char *name, akb_fn fn, const void *arg,
+/*
+ * A benchmark of the suite named suite, running fn; arg is returned by
+ * akb_arg().  Its identity is given once, part by part, from which the
+ * harness builds both its name and its fields (akb_part() below).
+ */
+struct akb_def *akb_new(const char *suite, akb_fn fn, const void *arg,
 			unsigned int flags);
 void akb_add_arg(struct akb_def *d, int64_t v);	/* one run per value */
 void akb_arg_name(struct akb_def *d, const char *name);
@@ -61,19 +65,20 @@ void akb_set_batch(struct akb_def *d, uint64_t batch);
 void akb_skip_always(struct akb_def *d, enum akb_skip why,
 		     const char *detail);
 /*
- * The benchmark's identity, one part at a time: written as "ak_<key>" into
- * its entry of Google Benchmark's JSON, so that readers (atomkit-report)
- * take the parts from fields instead of splitting the name.  Placement and
- * the akb_arg_name() argument are added by the harness.
- */
-void akb_field(struct akb_def *d, const char *key, const char *value);
-void akb_field_num(struct akb_def *d, const char *key, long value);
-/*
- * A part that is in the name as well: "/<value>" is added to it, so that
- * each part is written once and the name cannot drift from the fields.
- * With key NULL, in the name only.
+ * The benchmark's identity, one part at a time, each written as
+ * "ak_<key>" into its entry of Google Benchmark's JSON, so that readers
+ * (atomkit-report) take the parts from fields instead of splitting the
+ * name; the suite's is "ak_suite", from akb_new().  akb_part() adds
+ * "/<value>" to the name as well, so that the name is the suite and the
+ * parts in the order given ("prim/x86_64/cmpxchg64/lock/lat") and cannot
+ * drift from the fields; with key NULL, in the name only.  akb_field()
+ * gives a field that is not in the name (an instruction, a width).
+ * Placement and the akb_arg_name() argument are added to both by the
+ * harness.
  */
 void akb_part(struct akb_def *d, const char *key, const char *value);
+void akb_field(struct akb_def *d, const char *key, const char *value);
+void akb_field_num(struct akb_def *d, const char *key, long value);
 /* Registers everything akb_new() built; called by main, not by suites. */
 void akb_register_all(void);
 

@@ -24,7 +24,7 @@
 #include "topo.h"
 
 struct akb_def {
-	std::string name;
+	std::string name;	/* the suite and each akb_part(), by '/' */
 	akb_fn fn;
 	const void *arg;
 	unsigned int flags;
@@ -99,18 +99,19 @@ void akb_set_sweep(const int *threads, int n)
 	sweep.assign(threads, threads + n);
 }
 
-struct akb_def *akb_new(const char *name, akb_fn fn, const void *arg,
+struct akb_def *akb_new(const char *suite, akb_fn fn, const void *arg,
 			unsigned int flags)
 {
 	akb_def *d = new akb_def();
 
-	d->name = name;
+	d->name = suite;
 	d->fn = fn;
 	d->arg = arg;
 	d->flags = flags;
 	d->threads = 1;
 	d->batch = 1000;
 	defs.emplace_back(d);
+	akb_field(d, "suite", suite);
 	return d;
 }
 

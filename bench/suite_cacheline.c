@@ -488,7 +488,6 @@ void akb_suite_cacheline(void)
 				akb_set_threads(d, st == CL_S && op == CL_LOAD ?
 						3 : 2);
 			}
-			akb_field(d, "suite", "cacheline");
 			akb_part(d, "state", cl_state_names[st]);
 			akb_part(d, "op", cl_op_names[op]);
 			akb_set_batch(d, CL_LINES);

@@ -572,7 +572,6 @@ void akb_suite_contention(void)
 					    ct_ref_spinlock, NULL, CT_FLAGS);
 
 		akb_set_batch(d, 1);
-		akb_field(d, "suite", "contention");
 		akb_part(d, "arch", "ref");
 		akb_part(d, "op", lock[k]);
 	}

@@ -46,7 +46,6 @@ static struct akb_def *harness_new(const char *op, akb_fn fn)
 {
 	struct akb_def *d = akb_new("harness", fn, NULL, 0);
 
-	akb_field(d, "suite", "harness");
 	akb_part(d, "op", op);
 	return d;
 }

@@ -447,7 +447,6 @@ void akb_suite_percpu(void)
 			b->op = (enum op)op;
 			b->mode = (enum ak_percpu_mode)m;
 			d = akb_new("percpu", bm_percpu, b, 0);
-			akb_field(d, "suite", "percpu");
 			akb_part(d, "op", op_names[op]);
 			akb_part(d, "mode", ak_percpu_mode_name(b->mode));
 			if (!ak_percpu_mode_available(b->mode, &why))

@@ -798,7 +798,6 @@ static struct akb_def *add(enum wl wl, int impl, enum ak_percpu_mode m,
 	b->wl = wl;
 	b->impl = impl;
 	b->mode = m;
-	akb_field(d, "suite", "slab");
 	akb_part(d, "workload", wl_names[wl]);
 	akb_part(d, "design", impl_name(impl));
 	return d;

@@ -278,7 +278,6 @@ static void ref(const char *op, const char *metric, akb_fn fn,
 {
 	struct akb_def *d = akb_new("prim", fn, NULL, 0);
 
-	akb_field(d, "suite", "prim");
 	akb_part(d, "arch", "ref");
 	akb_part(d, "op", op);
 	akb_part(d, "metric", metric);
@@ -295,7 +294,6 @@ struct akb_def *akb_variant_new(const char *suite, akb_fn fn,
 	snprintf(op, sizeof(op), "%s%u", v->prim, v->width);
 	snprintf(order, sizeof(order), "%s%s", v->order,
 		 v->smp_safe ? "" : ", not SMP-safe");
-	akb_field(d, "suite", suite);
 	akb_part(d, "arch", v->arch);
 	akb_part(d, "op", op);
 	akb_field_num(d, "width", v->width);

@@ -47,7 +47,6 @@ static struct akb_def *xc_new(akb_fn fn)
 {
 	struct akb_def *d = akb_new("xcheck", fn, NULL, 0);
 
-	akb_field(d, "suite", "xcheck");
 	akb_part(d, NULL, "x86_64");
 	akb_part(d, NULL, "cmpxchg64_lock_vs_nolock");
 	return d;
