@@ -136,12 +136,8 @@ static char *gap_reason(const struct rp_set *s, const char *design,
 			long size, const char *phase, const struct rp_fig *d,
 			const char *who, const struct rp_fig *best)
 {
-	const struct rp_bench *b = rp_find(s,
-					   "suite=slab workload=seq design=%s size=%ld",
-					   design, size);
-	const struct rp_bench *c = rp_find(s,
-					   "suite=slab workload=seq_cold design=%s size=%ld",
-					   design, size);
+	const struct rp_bench *b = rp_slab(s, "seq", design, size);
+	const struct rp_bench *c = rp_slab(s, "seq_cold", design, size);
 	struct rp_fig ns, cold, slabs, pd, pm;
 	char *r = NULL;
 	const char *pw;
@@ -174,10 +170,7 @@ static char *gap_reason(const struct rp_set *s, const char *design,
 			": the gap is not the first touch");
 	}
 	pw = rp_best(s, "pair", "size", size, "", true, &pm);
-	if (rp_fig_unit(s, rp_find(s,
-				   "suite=slab workload=pair design=%s size=%ld",
-				   design, size), "",
-			&pd) && pw)
+	if (rp_fig_unit(s, rp_slab(s, "pair", design, size), "", &pd) && pw)
 		fprintf(f, "; its alloc+free pair at %ld B is %s, %sx %s's %s",
 			size, rp_num(pd.v), rp_num(pd.v / pm.v), pw,
 			rp_num(pm.v));
@@ -236,9 +229,8 @@ void rp_slab_seq_gap(const struct rp_set *s)
 				const struct rp_bench *b;
 				char *why;
 
-				b = rp_find(s,
-					    "suite=slab workload=seq design=%s size=%ld",
-					    designs.v[j], gap_sizes[k]);
+				b = rp_slab(s, "seq", designs.v[j],
+					    gap_sizes[k]);
 				if (!rp_fig_unit(s, b, phase, &d)) {
 					none_cell(&t, b);
 					continue;
@@ -300,9 +292,8 @@ void rp_slab_cold(const struct rp_set *s)
 		for (j = 0; j < impls.n; j++) {
 			struct rp_fig a, f, sl;
 
-			b = rp_find(s,
-				    "suite=slab workload=seq_cold design=%s size=%ld",
-				    impls.v[j], atol(sizes.v[i]));
+			b = rp_slab(s, "seq_cold", impls.v[j],
+				    atol(sizes.v[i]));
 			if (!rp_fig_unit(s, b, "alloc_", &a)) {
 				none_cell(&t, b);
 				continue;
@@ -410,8 +401,7 @@ void rp_slab_decomp(const struct rp_set *s)
 		const char *mode;
 		bool ok;
 
-		b = rp_find(s, "suite=slab workload=pair design=%s size=64",
-			    impls.v[i]);
+		b = rp_slab(s, "pair", impls.v[i], 64);
 		rp_cell_as(&t, 't', impls.v[i]);
 		if (rp_has_prefix(impls.v[i], "malloc-")) {
 			rp_row(&t, "–|–|–");
@@ -526,8 +516,7 @@ static void pair_goals(struct rp_tab *t, const struct rp_set *s)
 	who = rp_best(s, "pair", "size", 64, "", false, &best);
 	for (i = 0; i < sizeof(refs) / sizeof(refs[0]); i++) {
 		const struct rp_bench *b = rp_has_prefix(refs[i].name, "malloc-") ?
-			rp_find(s, "suite=slab workload=pair design=%s size=64",
-				refs[i].name) :
+			rp_slab(s, "pair", refs[i].name, 64) :
 			rp_find(s, "suite=percpu op=array_push_pop mode=rseq");
 
 		why = NULL;
@@ -565,8 +554,7 @@ void rp_slab_targets(const struct rp_set *s)
 	why = NULL;
 	if (!who)
 		why = "no design's slab/seq free figure at 64 B in this set";
-	else if (!unit_fig(s, rp_find(s,
-				      "suite=slab workload=seq design=malloc-mimalloc size=64"),
+	else if (!unit_fig(s, rp_slab(s, "seq", "malloc-mimalloc", 64),
 			   "free_", "malloc-mimalloc's slab/seq at 64 B", &m,
 			   buf, sizeof(buf)))
 		why = buf;
@@ -577,9 +565,7 @@ void rp_slab_targets(const struct rp_set *s)
 	why = NULL;
 	if (!who)
 		why = "no design's slab/bulk of 16 in this set";
-	else if (!unit_fig(s, rp_find(s,
-				      "suite=slab workload=pair design=%s size=256",
-				      who), "",
+	else if (!unit_fig(s, rp_slab(s, "pair", who, 256), "",
 			   "its slab/pair at 256 B", &pair, buf, sizeof(buf)))
 		why = buf;
 	goal_row(&t, "best bulk-16 / its pair 256 B",

@@ -390,11 +390,12 @@ static bool check_row(struct rp_set *s, const char *path, size_t i,
 	had_time = json_object_get(row, "real_time");
 	json_object_foreach_safe(row, tmp, key, v) {
 		const char *want = NULL;
+		char kind = field_kind(key);
 
-		if (field_kind(key) == 's') {
+		if (kind == 's') {
 			if (!json_is_string(v))
 				want = "a string";
-		} else if (field_kind(key) == 'n') {
+		} else if (kind == 'n') {
 			if (!json_is_integer(v))
 				want = "an integer";
 		} else if (rp_has_prefix(key, "ak_")) {

@@ -153,6 +153,10 @@ const struct rp_bench *rp_next(const struct rp_set *s,
 			       const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 #define rp_find(s, ...)	rp_next(s, NULL, __VA_ARGS__)
+/* the slab benchmark of workload wl and design d at size v */
+#define rp_slab(s, wl, d, v)						\
+	rp_find(s, "suite=slab workload=%s design=%s size=%ld", wl, d,	\
+		(long)(v))
 /* for each benchmark b of set s that matches the filter */
 #define rp_each(b, s, ...)	\
 	for ((b) = NULL; ((b) = rp_next(s, b, __VA_ARGS__)); )

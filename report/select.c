@@ -83,8 +83,7 @@ static void c_freelist_designs(const struct rp_set *s, struct cands *c)
 
 	/* the three designs that keep a linked freelist per CPU */
 	for (i = 0; fl[i]; i++)
-		cand_add(c, s, rp_find(s, "suite=slab workload=pair design=%s size=64",
-				       fl[i]), "%s", fl[i]);
+		cand_add(c, s, rp_slab(s, "pair", fl[i], 64), "%s", fl[i]);
 }
 
 static void c_pair_update(const struct rp_set *s, struct cands *c)

@@ -860,12 +860,8 @@ static void t_slab_beside(const struct rp_set *s)
 		puts("\nNo table beside the system allocators: no slab rows at 64 bytes in this set.");
 		return;
 	}
-	rp_fig_unit(s, rp_find(s,
-			       "suite=slab workload=pair design=malloc-glibc size=64"), "",
-		    &gp);
-	rp_fig_unit(s, rp_find(s,
-			       "suite=slab workload=seq design=malloc-glibc size=64"), "",
-		    &gs);
+	rp_fig_unit(s, rp_slab(s, "pair", "malloc-glibc", 64), "", &gp);
+	rp_fig_unit(s, rp_slab(s, "seq", "malloc-glibc", 64), "", &gs);
 	title(s, "Slab beside the system allocators, 64-byte objects");
 	caption(s, NULL,
 		rp_warm(s, "slab/pair per alloc+free pair; slab/seq alloc+free per object; ratios to malloc-glibc (below 1: cheaper)"),
@@ -874,12 +870,8 @@ static void t_slab_beside(const struct rp_set *s)
 	rp_row(&t, "impl|pair (%s)|pair (ns)|pair spread|pair / glibc|seq alloc+free (%s)|seq (ns)|seq / glibc",
 	       s->unit, s->unit);
 	for (i = 0; i < g.cols.n; i++) {
-		const struct rp_bench *p = rp_find(s,
-						   "suite=slab workload=pair design=%s size=64",
-						   g.cols.v[i]);
-		const struct rp_bench *q = rp_find(s,
-						   "suite=slab workload=seq design=%s size=64",
-						   g.cols.v[i]);
+		const struct rp_bench *p = rp_slab(s, "pair", g.cols.v[i], 64);
+		const struct rp_bench *q = rp_slab(s, "seq", g.cols.v[i], 64);
 		struct rp_fig pu, pt, qu, qt;
 
 		rp_fig_unit(s, p, "", &pu);
