@@ -547,7 +547,7 @@ static void ct_ref_mutex(struct akb_state *s)
 		pthread_mutex_destroy(&ct_line.lk.mutex);
 }
 
-/* Every benchmark's flags; each runs in batches of 1, a window each. */
+/* Every benchmark's flags (and batch 1: an iteration is a whole window) */
 #define CT_FLAGS	(AKB_SWEEP | AKB_MANUAL_TIME)
 
 void akb_suite_contention(void)

@@ -75,12 +75,6 @@ static const char *const wl_names[WL_NR] = {
 #define SEQ_RUN		10000	/* objects per run, as slab_test */
 #define PAIR_WARM	1000	/* untimed pairs before the timed ones */
 #define QUICK_WARM	16	/* the untimed rounds' objects with --quick */
-
-/* An untimed round of n objects: a few with --quick, where no one reads figures. */
-static size_t warm_count(size_t n)
-{
-	return akb_quick() && n > QUICK_WARM ? QUICK_WARM : n;
-}
 #define CONC_RUN	1000	/* per thread, as slab_test's concurrent */
 #define BULK_SIZE	256	/* the bulk table's object size */
 #define MAX_THREADS	1024
@@ -95,6 +89,12 @@ static struct sl_bench table[WL_NR * (IMPL_MALLOC + 1) *
 			     AK_PERCPU_NR_MODES];
 static enum ak_percpu_mode default_mode;
 static char malloc_name[32];
+
+/* An untimed round of n objects: a few with --quick (no figures read). */
+static size_t warm_count(size_t n)
+{
+	return akb_quick() && n > QUICK_WARM ? QUICK_WARM : n;
+}
 
 /* Which malloc this process runs on, from where malloc() resolved. */
 static const char *malloc_which(void)

@@ -195,7 +195,8 @@ static bool thread_setup(void)
 	switch (m) {
 	case AK_PERCPU_RSEQ:
 	case AK_PERCPU_RSEQ_MM_CID:
-		if (!(ok = ak_rseq_area() != NULL)) {
+		ok = ak_rseq_area() != NULL;
+		if (!ok) {
 			int e = errno;	/* a failed try is not malloc's error */
 
 			ok = __ak_rseq_thread_try_init() != NULL;
