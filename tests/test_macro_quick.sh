@@ -191,4 +191,23 @@ for w in compile sqlite python git churn prodcons falseshare sizemix; do
 	esac
 done
 
+# run-macro renders the set itself: a whole-program table and a plot for
+# every workload that ran (where atomkit-report is built)
+report=${AK_REPORT:-./report/atomkit-report}
+if [ ! -x "$report" ]; then
+	skip "the set rendered" "atomkit-report not built (no jansson)"
+else
+	unrendered=
+	for w in $(sed -n 's/^ok	\([^	]*\)	.*/\1/p' "$out/verdicts"); do
+		grep -q "^### Whole program: $w (" "$out/set/tables.md" 2>/dev/null &&
+			ls "$out/set/plots/"macro-*-"$w".svg >/dev/null 2>&1 ||
+			unrendered="$unrendered $w"
+	done
+	if [ -z "$unrendered" ] && grep -q '^### Fastpath against whole programs' "$out/set/select.md" 2>/dev/null; then
+		ok "the set rendered: tables.md, select.md and a plot per workload run"
+	else
+		not_ok "the set rendered: missing for:$unrendered; set holds $(ls "$out/set" | tr '\n' ' ')"
+	fi
+fi
+
 finish
