@@ -16,7 +16,9 @@
  * next thread that can.
  */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <malloc.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 #include <atomkit/malloc.h>
@@ -469,11 +471,51 @@ EXPORT int ak_malloc_info(struct ak_malloc_info *out)
 	memset(out, 0, sizeof(*out));
 	out->design = ak_slab_fastpath_name(design);
 	out->mode = ak_percpu_mode_name((enum ak_percpu_mode)m);
-	akm_pages_stats(&out->large_maps, &out->large_cached,
+	akm_pages_stats(&out->large_allocs, &out->dirty_bytes,
 			&out->meta_bytes);
 	out->fallback_allocs = __atomic_load_n(&nr_fallback, __ATOMIC_RELAXED);
 	out->deferred_frees = __atomic_load_n(&nr_deferred, __ATOMIC_RELAXED);
 	return 0;
+}
+
+/*
+ * AK_MALLOC_STATS=PATH: the counters as one JSON line appended to PATH
+ * at exit, one write(2) so that the processes of one run (a make and its
+ * compilers) never interleave their lines.
+ */
+static void __attribute__((destructor)) akm_stats_dtor(void)
+{
+	const char *path = getenv("AK_MALLOC_STATS");
+	struct ak_malloc_info i;
+	char buf[1024];
+	int fd, n;
+
+	if (!path || !*path || ak_malloc_info(&i))
+		return;
+	n = snprintf(buf, sizeof(buf),
+		     "{\"pid\": %ld, \"design\": \"%s\", \"mode\": \"%s\", "
+		     "\"refills\": %zu, \"slabs_made\": %zu, "
+		     "\"slabs_released\": %zu, \"large_allocs\": %zu, "
+		     "\"heap_hits\": %zu, \"heap_misses\": %zu, "
+		     "\"maps\": %zu, \"unmaps\": %zu, "
+		     "\"madvise_calls\": %zu, \"mapped_bytes\": %zu, "
+		     "\"dirty_bytes\": %zu, \"purged_bytes\": %zu, "
+		     "\"meta_bytes\": %zu, \"fallback_allocs\": %zu, "
+		     "\"deferred_frees\": %zu}\n",
+		     (long)getpid(), i.design, i.mode, i.refills,
+		     i.slabs_made, i.slabs_released, i.large_allocs,
+		     i.heap_hits, i.heap_misses, i.maps, i.unmaps,
+		     i.madvise_calls, i.mapped_bytes, i.dirty_bytes,
+		     i.purged_bytes, i.meta_bytes, i.fallback_allocs,
+		     i.deferred_frees);
+	if (n <= 0 || (size_t)n >= sizeof(buf))
+		return;
+	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return;
+	if (write(fd, buf, (size_t)n) < 0)
+		n = 0;
+	close(fd);
 }
 
 /* ---- the slab layer's own calls (linked with --wrap) ---- */
