@@ -65,7 +65,9 @@ union slab_fc {
 
 struct ak_slab {
 	union slab_fc fc;
-	char pad0[CACHELINE - sizeof(union slab_fc)];
+	/* written only as slabs are made and released, under slabs_lock */
+	struct ak_slab *all_prev;
+	char pad0[CACHELINE - sizeof(union slab_fc) - sizeof(void *)];
 	/* read-mostly from here */
 	struct ak_kmem_cache *cache;
 	unsigned long magic;
@@ -234,6 +236,8 @@ struct ak_kmem_cache {
 	/* geometry */
 	unsigned int align, stride, obj_off, first_off;
 	unsigned int slab_size, objects;
+	/* empty slabs a partial list keeps before it gives one back */
+	unsigned int min_partial;
 
 	uint64_t *stats;		/* per-CPU u64[AK_SLAB_NR_STATS] */
 	unsigned int nr_nodes;
@@ -508,6 +512,28 @@ bool slab_debug_free(struct ak_kmem_cache *s, void *obj);
 struct ak_slab *slab_registry_find(struct ak_kmem_cache *s, const void *p);
 void slab_registry_add(struct ak_slab *sl, uintptr_t size);
 void slab_registry_del(struct ak_slab *sl);
+
+/*
+ * Where slabs come from.  By default each slab is an mmap of its own,
+ * kept until its cache is destroyed.  libatomkit-malloc.so sets a page
+ * heap instead, before it makes a cache: map() returns slab_size bytes
+ * aligned to slab_size (NULL, errno ENOMEM, without), unmap() takes them
+ * back; and with a page heap set, a slab that empties while no slot owns
+ * it goes back to it once its partial list holds min_partial others.
+ */
+struct slab_pages {
+	void *(*map)(size_t size);
+	void (*unmap)(void *base, size_t size);
+};
+
+__attribute__((visibility("hidden"))) void
+slab_set_pages(const struct slab_pages *p);
+/* Times a design's slow path asked the slab layer for objects. */
+__attribute__((visibility("hidden"))) size_t slab_refill_count(void);
+
+/* Largest object of a cache with a slab size of its own (args). */
+#define SLAB_MAX_OBJECT		(1u << 20)
+#define SLAB_MAX_SLAB_SIZE	(4u << 20)
 
 /* ---- kmalloc's size classes (kmalloc.c, and malloc/'s fastpath) ---- */
 

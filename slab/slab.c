@@ -312,9 +312,10 @@ struct ak_slab *slab_registry_find(struct ak_kmem_cache *s, const void *p)
 
 /*
  * Fault injection, as the kernel's failslab: AK_SLAB_FAIL_MAPS=N in the
- * environment lets the process map N slabs (all caches together) and
- * refuses every one after, as an mmap refused for want of memory would
- * be.  For testing what callers do when allocation fails.
+ * environment lets the process hold N slabs (all caches together: each
+ * slab given back to a page heap is one more it may map) and refuses
+ * every one beyond, as an mmap refused for want of memory would be.  For
+ * testing what callers do when allocation fails, and that they recover.
  */
 static long fail_maps_left = -1;	/* -1: off */
 static pthread_once_t fail_maps_once = PTHREAD_ONCE_INIT;
@@ -347,6 +348,13 @@ static bool slab_map_refused(void)
 	return left == 0;
 }
 
+static const struct slab_pages *pages;
+
+void slab_set_pages(const struct slab_pages *p)
+{
+	pages = p;
+}
+
 static void *slab_map(size_t size)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE), len = 2 * size - page;
@@ -354,6 +362,8 @@ static void *slab_map(size_t size)
 
 	if (slab_map_refused())
 		return NULL;
+	if (pages)
+		return pages->map(size);
 	m = mmap(NULL, len, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (m == MAP_FAILED)
@@ -366,6 +376,43 @@ static void *slab_map(size_t size)
 	/* ASan's shadow outlives munmap: a slab of an old cache may lie here */
 	slab_asan_unpoison(base, size);
 	return base;
+}
+
+static void slab_unmap(void *base, size_t size)
+{
+	/* leave no poisoned shadow behind for the next mapping */
+	slab_asan_unpoison(base, size);
+	if (pages)
+		pages->unmap(base, size);
+	else
+		munmap(base, size);
+}
+
+/*
+ * The slow paths' one shared count, striped by thread so that refills
+ * on different CPUs do not bounce one line.
+ */
+static struct {
+	unsigned long n;
+} __attribute__((aligned(CACHELINE))) refills[16];
+
+static __thread char refill_stripe;
+
+static void slab_count_refill(void)
+{
+	unsigned int i = (unsigned int)((uintptr_t)&refill_stripe >> 12) % 16;
+
+	__atomic_fetch_add(&refills[i].n, 1, __ATOMIC_RELAXED);
+}
+
+size_t slab_refill_count(void)
+{
+	size_t t = 0;
+	unsigned int i;
+
+	for (i = 0; i < 16; i++)
+		t += __atomic_load_n(&refills[i].n, __ATOMIC_RELAXED);
+	return t;
 }
 
 /*
@@ -386,12 +433,14 @@ static struct ak_slab *slab_new(struct ak_kmem_cache *s, unsigned int node,
 		return NULL;
 	}
 	if (!reg_add((uintptr_t)base)) {
-		munmap(base, s->slab_size);
+		slab_unmap(base, s->slab_size);
 		slab_stat(s, AK_SLAB_OOM, 1);
 		errno = ENOMEM;
 		return NULL;
 	}
 	sl = (struct ak_slab *)base;
+	/* a page heap's slab may be memory used before */
+	memset(sl, 0, sizeof(*sl));
 	sl->cache = s;
 	sl->magic = SLAB_MAGIC;
 	sl->first = base + s->first_off;
@@ -421,6 +470,8 @@ static struct ak_slab *slab_new(struct ak_kmem_cache *s, unsigned int node,
 			 (size_t)s->objects * s->stride);
 	pthread_mutex_lock(&s->slabs_lock);
 	sl->all_next = s->all_slabs;
+	if (sl->all_next)
+		sl->all_next->all_prev = sl;
 	s->all_slabs = sl;
 	s->nr_slabs++;
 	pthread_mutex_unlock(&s->slabs_lock);
@@ -462,6 +513,47 @@ static void del_partial(struct slab_list *l, struct ak_slab *sl)
 }
 
 /*
+ * Under l->lock (slab_list_of(s, sl)): take sl off the list if it is
+ * empty, nobody owns it, and the list keeps enough others.  Every object
+ * of an empty slab is free and a listed slab's objects leave it only
+ * under this lock, so once off the list nobody can reach it.
+ */
+static bool slab_take_empty(struct ak_kmem_cache *s, struct slab_list *l,
+			    struct ak_slab *sl)
+{
+	union slab_fc f;
+
+	if (!pages || !sl->on_partial || l->nr_partial <= s->min_partial)
+		return false;
+	f = slab_fc_read(sl);
+	if (CNT_OWNER(f.counters) || CNT_INUSE(f.counters))
+		return false;
+	del_partial(l, sl);
+	return true;
+}
+
+/* An empty slab that slab_take_empty() took, back to the page heap. */
+static void slab_release(struct ak_kmem_cache *s, struct slab_list *l,
+			 struct ak_slab *sl)
+{
+	pthread_mutex_lock(&s->slabs_lock);
+	if (sl->all_prev)
+		sl->all_prev->all_next = sl->all_next;
+	else
+		s->all_slabs = sl->all_next;
+	if (sl->all_next)
+		sl->all_next->all_prev = sl->all_prev;
+	s->nr_slabs--;
+	pthread_mutex_unlock(&s->slabs_lock);
+	__atomic_fetch_sub(&l->nr_slabs, 1, __ATOMIC_RELAXED);
+	slab_registry_del(sl);
+	sl->magic = 0;
+	slab_unmap(sl, s->slab_size);
+	if (__atomic_load_n(&fail_maps_left, __ATOMIC_RELAXED) >= 0)
+		__atomic_fetch_add(&fail_maps_left, 1, __ATOMIC_RELAXED);
+}
+
+/*
  * n objects of sl, linked head..tail, back onto the slab's freelist with
  * one cmpxchg128 of {freelist, counters}.  A slab nobody owns that was
  * full (freelist NULL) goes onto its partial list (slab_list_of()): that
@@ -473,7 +565,7 @@ void slab_free_chain(struct ak_kmem_cache *s, struct ak_slab *sl, void *head,
 {
 	struct slab_list *l = slab_list_of(s, sl);
 	union slab_fc old, new_;
-	bool locked = false, need;
+	bool locked = false, need, empty;
 
 	for (;;) {
 		old = slab_fc_read(sl);
@@ -492,9 +584,19 @@ void slab_free_chain(struct ak_kmem_cache *s, struct ak_slab *sl, void *head,
 	}
 	if (need)
 		add_partial(s, l, sl);
+	empty = false;
+	if (pages && !new_.counters) {	/* inuse 0, owner none */
+		if (!locked) {
+			slab_lock(&l->lock);
+			locked = true;
+		}
+		empty = slab_take_empty(s, l, sl);
+	}
 	if (locked)
 		slab_unlock(&l->lock);
 	slab_stat(s, AK_SLAB_FREE_REMOTE, n);
+	if (empty)
+		slab_release(s, l, sl);
 }
 
 /*
@@ -574,6 +676,7 @@ struct ak_slab *slab_get_frozen(struct ak_kmem_cache *s, unsigned long owner,
 	union slab_fc old, new_;
 	struct ak_slab *sl;
 
+	slab_count_refill();
 	if (READ_ONCE(n->partial)) {
 		slab_lock(&n->lock);
 		while ((sl = n->partial)) {
@@ -601,6 +704,7 @@ struct ak_slab *slab_get_frozen(struct ak_kmem_cache *s, unsigned long owner,
 	sl = slab_new(s, nid, c);
 	if (!sl)
 		return NULL;
+	__atomic_fetch_add(&n->nr_slabs, 1, __ATOMIC_RELAXED);
 	slab_set_fc(sl, NULL, CNT_MAKE(sl->objects, owner));
 	*fresh = true;
 	return sl;
@@ -633,7 +737,7 @@ void slab_unfreeze(struct ak_kmem_cache *s, struct ak_slab *sl,
 {
 	struct slab_list *n = slab_list_of(s, sl);
 	union slab_fc old, new_;
-	bool locked = false;
+	bool locked = false, empty = false;
 
 	for (;;) {
 		old = slab_fc_read(sl);
@@ -648,8 +752,10 @@ void slab_unfreeze(struct ak_kmem_cache *s, struct ak_slab *sl,
 		new_.counters = CNT_MAKE(CNT_INUSE(old.counters), 0);
 		if (slab_fc_cmpxchg(sl, old, new_)) {
 			/* a full slab stays off the lists until a free */
-			if (old.freelist)
+			if (old.freelist) {
 				add_partial(s, n, sl);
+				empty = slab_take_empty(s, n, sl);
+			}
 			slab_stat(s, AK_SLAB_DEACTIVATE, 1);
 			break;
 		}
@@ -657,6 +763,8 @@ void slab_unfreeze(struct ak_kmem_cache *s, struct ak_slab *sl,
 	}
 	if (locked)
 		slab_unlock(&n->lock);
+	if (empty)
+		slab_release(s, n, sl);
 }
 
 /*
@@ -761,6 +869,7 @@ size_t slab_take_objects(struct ak_kmem_cache *s, size_t want, void **fps,
 	struct slab_list *own = own_list(s, nid, &slot);
 	size_t got = 0, fresh = 0, k;
 
+	slab_count_refill();
 	id = s->home_lists ? slot + 1 : 0;
 	if (from & SLAB_FROM_OWN)
 		got = take_partial(s, own, want, fps);
@@ -861,7 +970,8 @@ ak_kmem_cache_create_args(const char *name, size_t size, size_t align,
 
 	if (!args)
 		args = &none;
-	if (!size || size > AK_KMALLOC_MAX_SIZE ||
+	if (!size || size > (args->slab_size ? SLAB_MAX_OBJECT :
+			     AK_KMALLOC_MAX_SIZE) ||
 	    (align && (!is_pow2(align) || align > AK_SLAB_MAX_ALIGN)) ||
 	    (flags & ~(AK_SLAB_DEBUG | AK_SLAB_STATS | AK_SLAB_HWCACHE_ALIGN)) ||
 	    (unsigned int)fastpath >= AK_SLAB_NR_FASTPATHS) {
@@ -873,7 +983,8 @@ ak_kmem_cache_create_args(const char *name, size_t size, size_t align,
 	 * A slab is mapped on its own, aligned to its size: no smaller than
 	 * a page (64 KiB on many arm64 and ppc64 kernels), as the kernel's.
 	 */
-	if (!is_pow2(slab_size) || slab_size < 4096 || slab_size > (1u << 20) ||
+	if (!is_pow2(slab_size) || slab_size < 4096 ||
+	    slab_size > SLAB_MAX_SLAB_SIZE ||
 	    slab_size < (size_t)sysconf(_SC_PAGESIZE)) {
 		errno = EINVAL;
 		return NULL;
@@ -927,6 +1038,9 @@ ak_kmem_cache_create_args(const char *name, size_t size, size_t align,
 	s->slab_size = (unsigned int)slab_size;
 	s->fast.slab_mask = ~(uintptr_t)(slab_size - 1);
 	s->objects = (unsigned int)objects;
+	/* about 512 KiB of empty slabs per list, at least one */
+	s->min_partial = slab_size >= (512u << 10) ? 1 :
+			 (unsigned int)((512u << 10) / slab_size);
 	s->mode = ak_percpu_mode();
 
 	pthread_once(&topo_once, topo_init);
@@ -969,7 +1083,7 @@ struct ak_kmem_cache *ak_kmem_cache_create(const char *name, size_t size,
 
 void ak_kmem_cache_shrink(struct ak_kmem_cache *s)
 {
-	struct ak_slab *sl;
+	struct ak_slab *sl, *next;
 	union slab_fc f;
 
 	s->ops->drain(s);
@@ -977,7 +1091,9 @@ void ak_kmem_cache_shrink(struct ak_kmem_cache *s)
 	pthread_mutex_lock(&s->slabs_lock);
 	sl = s->all_slabs;
 	pthread_mutex_unlock(&s->slabs_lock);
-	for (; sl; sl = sl->all_next) {
+	for (; sl; sl = next) {
+		/* unfreezing an empty slab may give it back */
+		next = sl->all_next;
 		f = slab_fc_read(sl);
 		if (CNT_OWNER(f.counters))
 			slab_unfreeze(s, sl, CNT_OWNER(f.counters));
@@ -1005,9 +1121,7 @@ int ak_kmem_cache_destroy(struct ak_kmem_cache *s)
 	for (sl = s->all_slabs; sl; sl = next) {
 		next = sl->all_next;
 		slab_registry_del(sl);
-		/* leave no poisoned shadow behind for the next mapping */
-		slab_asan_unpoison(sl, s->slab_size);
-		munmap(sl, s->slab_size);
+		slab_unmap(sl, s->slab_size);
 	}
 	s->ops->fini(s);
 	cache_free(s);
