@@ -28,8 +28,18 @@
 
 __thread unsigned int akm_nest __attribute__((tls_model("initial-exec")));
 
-static struct ak_kmem_cache *classes[KMALLOC_NR_CLASSES];
-/* the per-CPU mode once the caches are made, else -1 */
+/*
+ * The malloc's size classes (doc/malloc.md, "Size classes"): 16 to 128
+ * bytes in steps of 16, then four classes per doubling up to 256 KiB, so
+ * that no request wastes more than a fifth of its object.  Each class is
+ * a cache of the design under test, its slabs as large as it takes to
+ * hold several objects with little left over.
+ */
+#define NR_CLASSES	52
+#define SMALL_MAX	((size_t)256 << 10)
+
+static struct ak_kmem_cache *classes[NR_CLASSES];
+/* the per-CPU mode once set up, else -1 */
 static int ready_mode = -1;
 static enum ak_slab_fastpath design;
 static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -39,10 +49,71 @@ static bool atfork_done;
 static void *deferred;
 static size_t nr_fallback, nr_deferred;
 
-/* The smallest class served is 16: malloc's alignment (max_align_t). */
+static inline unsigned int class_index(size_t n)
+{
+	unsigned int e;
+
+	if (n <= 128)
+		return n ? (unsigned int)((n - 1) >> 4) : 0;
+	/* n in (2^e, 2^(e+1)]: four steps of 2^(e-2) */
+	e = 63 - (unsigned int)__builtin_clzl(n - 1);
+	return 8 + (e - 7) * 4 +
+	       (unsigned int)(((n - 1) - ((size_t)1 << e)) >> (e - 2));
+}
+
+static size_t class_size(unsigned int i)
+{
+	unsigned int e;
+
+	if (i < 8)
+		return (size_t)(i + 1) << 4;
+	e = 7 + (i - 8) / 4;
+	return ((size_t)1 << e) + ((size_t)((i - 8) % 4 + 1) << (e - 2));
+}
+
+/* A class's objects are aligned to its size's lowest set bit, to a page. */
+static size_t class_align(unsigned int i)
+{
+	size_t sz = class_size(i), a = sz & -sz;
+
+	return a > AK_SLAB_MAX_ALIGN ? AK_SLAB_MAX_ALIGN : a;
+}
+
 static inline struct ak_kmem_cache *class_of(size_t n)
 {
-	return classes[kmalloc_index(n < 16 ? 16 : n)];
+	return classes[class_index(n)];
+}
+
+/*
+ * Class i's cache: its slab the smallest power of two from a chunk (16
+ * KiB) and a page that holds 4 objects or more with at most an eighth left over, and per-CPU
+ * levels that hold about the same bytes at every size.
+ */
+static struct ak_kmem_cache *class_create(unsigned int i)
+{
+	size_t sz = class_size(i), align = class_align(i), first, slab, n;
+	struct ak_kmem_cache_args args = { 0 };
+	char name[32];
+
+	first = (SLAB_HDR_SIZE + align - 1) & ~(align - 1);
+	slab = (size_t)sysconf(_SC_PAGESIZE);
+	for (slab = slab > AKM_CHUNK ? slab : AKM_CHUNK;
+	     slab < SLAB_MAX_SLAB_SIZE; slab *= 2) {
+		n = (slab - first) / sz;
+		if (n >= 4 && (slab - first - n * sz) * 8 <= slab)
+			break;
+	}
+	args.slab_size = (unsigned int)slab;
+	if (sz > 4096) {
+		n = ((size_t)256 << 10) / sz;
+		args.array_limit = (unsigned int)(n < 2 ? 2 : n);
+		args.locked_batch = args.array_limit;
+		n = ((size_t)512 << 10) / sz;
+		args.sheaf_capacity = (unsigned int)(n < 2 ? 2 : n > 32 ? 32 : n);
+		args.barn_max = sz > (64 << 10) ? 2 : 0;
+	}
+	snprintf(name, sizeof(name), "malloc-%zu", sz);
+	return ak_kmem_cache_create_args(name, sz, align, 0, design, &args);
 }
 
 /* Can this thread take the kmalloc caches' fastpath now? */
@@ -71,19 +142,37 @@ static void report(const char *msg, void *arg)
 	akm_say("%s", msg);
 }
 
+/*
+ * fork(): every lock of the allocator, in the order the code nests them
+ * (doc/malloc.md, "fork").
+ */
 static void fork_prepare(void)
 {
+	unsigned int i;
+
 	pthread_mutex_lock(&init_lock);
-	if (ready_mode >= 0)
-		__ak_kmalloc_fork(true);
+	if (ready_mode >= 0) {
+		__ak_percpu_fork(true);
+		for (i = 0; i < NR_CLASSES; i++)
+			if (classes[i])
+				slab_fork_cache(classes[i], true);
+		slab_fork_registry(true);
+	}
 	akm_pages_fork(true);
 }
 
 static void fork_release(void)
 {
+	unsigned int i;
+
 	akm_pages_fork(false);
-	if (ready_mode >= 0)
-		__ak_kmalloc_fork(false);
+	if (ready_mode >= 0) {
+		slab_fork_registry(false);
+		for (i = NR_CLASSES; i-- > 0;)
+			if (classes[i])
+				slab_fork_cache(classes[i], false);
+		__ak_percpu_fork(false);
+	}
 	pthread_mutex_unlock(&init_lock);
 }
 
@@ -98,7 +187,6 @@ static void setup(void)
 {
 	const char *var = "AK_MALLOC_DESIGN", *env = getenv(var), *why = NULL;
 	int fp, m;
-	size_t sz;
 
 	if (!env || !*env) {
 		var = "AK_KMALLOC_FASTPATH";
@@ -125,23 +213,34 @@ static void setup(void)
 		}
 	}
 	ak_slab_set_report(report, NULL);
-	/* EBUSY: an earlier try made some caches, with this design */
-	ak_kmalloc_set_fastpath((enum ak_slab_fastpath)fp, 0);
+	slab_set_pages(&akm_slab_pages);
 	m = ak_percpu_mode();
-	for (sz = 8; sz <= AK_KMALLOC_MAX_SIZE; sz += 8) {
-		struct ak_kmem_cache **c = &classes[kmalloc_index(sz)];
-
-		if (!*c)
-			*c = ak_kmalloc_cache(sz);
-		if (!*c)
-			return;		/* no memory: tried again later */
-	}
 	design = (enum ak_slab_fastpath)fp;
+	/* the caches are made as their sizes are first asked for */
 	if (!atfork_done) {
 		pthread_atfork(fork_prepare, fork_release, fork_release);
 		atfork_done = true;
 	}
 	__atomic_store_n(&ready_mode, m, __ATOMIC_RELEASE);
+}
+
+/* Class i's cache, made now if it is not yet: NULL without memory. */
+static struct ak_kmem_cache *__attribute__((noinline))
+class_make(unsigned int i)
+{
+	struct ak_kmem_cache *c;
+
+	akm_nest++;
+	pthread_mutex_lock(&init_lock);
+	c = classes[i];
+	if (!c) {
+		c = class_create(i);
+		if (c)
+			__atomic_store_n(&classes[i], c, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&init_lock);
+	akm_nest--;
+	return c;
 }
 
 static bool init(void)
@@ -234,33 +333,43 @@ static size_t pow2_up(size_t n)
 	return n <= 1 ? 1 : (size_t)1 << (64 - __builtin_clzl(n - 1));
 }
 
+/* The class of n bytes aligned to align, or NR_CLASSES if none. */
+static unsigned int class_aligned(size_t n, size_t align)
+{
+	unsigned int i;
+
+	if (n > SMALL_MAX || align > AK_SLAB_MAX_ALIGN)
+		return NR_CLASSES;
+	i = class_index(n > align ? n : align);
+	while (i < NR_CLASSES && class_align(i) < align)
+		i++;
+	return i;
+}
+
 /* Everything the fastpath does not take. */
 static void *alloc_slow(size_t n, size_t align, bool zero)
 {
+	unsigned int i = class_aligned(n, align);
+	struct ak_kmem_cache *c;
 	void *p;
 
-	if (n <= AK_KMALLOC_MAX_SIZE && align <= AK_SLAB_MAX_ALIGN) {
-		size_t sz = n > align ? n : align;
-
-		/* only the power-of-two classes are aligned past 32 */
-		if (align > 32)
-			sz = pow2_up(sz);
-		if (sz <= AK_KMALLOC_MAX_SIZE) {
-			if (thread_ready() || thread_setup()) {
-				p = ak_kmem_cache_alloc(class_of(sz), 0);
-			} else {
-				__atomic_fetch_add(&nr_fallback, 1,
-						   __ATOMIC_RELAXED);
-				p = akm_meta_alloc(sz, align);
-			}
-			if (!p) {
-				errno = ENOMEM;
-				return NULL;
-			}
-			if (zero)
-				memset(p, 0, n);
-			return p;
+	if (i < NR_CLASSES) {
+		if (thread_ready() || thread_setup()) {
+			c = __atomic_load_n(&classes[i], __ATOMIC_ACQUIRE);
+			if (!c)
+				c = class_make(i);
+			p = c ? ak_kmem_cache_alloc(c, 0) : NULL;
+		} else {
+			__atomic_fetch_add(&nr_fallback, 1, __ATOMIC_RELAXED);
+			p = akm_meta_alloc(class_size(i), align);
 		}
+		if (!p) {
+			errno = ENOMEM;
+			return NULL;
+		}
+		if (zero)
+			memset(p, 0, n);
+		return p;
 	}
 	/* a program whose first call is a large one checks its settings too */
 	if (__atomic_load_n(&ready_mode, __ATOMIC_ACQUIRE) < 0 && !akm_nest)
@@ -270,8 +379,10 @@ static void *alloc_slow(size_t n, size_t align, bool zero)
 
 static inline void *alloc(size_t n)
 {
-	if (ak_likely(n <= AK_KMALLOC_MAX_SIZE && thread_ready())) {
-		void *p = ak_kmem_cache_alloc(class_of(n), 0);
+	struct ak_kmem_cache *c;
+
+	if (ak_likely(n <= SMALL_MAX && thread_ready() && (c = class_of(n)))) {
+		void *p = ak_kmem_cache_alloc(c, 0);
 
 		if (ak_unlikely(!p))
 			errno = ENOMEM;
@@ -287,7 +398,11 @@ static void *alloc_aligned(size_t align, size_t n)
 
 static void __attribute__((noinline)) free_other(struct akm_run *r, void *p)
 {
-	if (r->magic == AKM_MAGIC_LARGE) {
+	if (!r) {
+		akm_say("atomkit-malloc: free(%p): not a pointer of this allocator",
+			p);
+		abort();
+	} else if (r->magic == AKM_MAGIC_LARGE) {
 		akm_large_free(r);
 	} else if (r->magic == AKM_MAGIC_META) {
 		akm_meta_free(r, p);
@@ -305,7 +420,7 @@ static inline void release(void *p)
 	if (ak_unlikely(!p))
 		return;
 	r = akm_run_of(p);
-	if (ak_likely(r->magic == SLAB_MAGIC)) {
+	if (ak_likely(r && r->magic == SLAB_MAGIC)) {
 		struct ak_slab *sl = (struct ak_slab *)r;
 
 		if (ak_likely(thread_ready()) || thread_setup())
@@ -321,7 +436,9 @@ static size_t usable(void *p)
 {
 	struct akm_run *r = akm_run_of(p);
 
-	if (r->magic == SLAB_MAGIC)
+	if (!r)
+		;
+	else if (r->magic == SLAB_MAGIC)
 		return ((struct ak_slab *)r)->cache->object_size;
 	if (r->magic == AKM_MAGIC_LARGE)
 		return akm_large_usable(r);
@@ -346,6 +463,7 @@ EXPORT void free(void *p)
 
 EXPORT void *calloc(size_t n, size_t m)
 {
+	struct ak_kmem_cache *c;
 	size_t t;
 	void *p;
 
@@ -353,8 +471,8 @@ EXPORT void *calloc(size_t n, size_t m)
 		errno = ENOMEM;
 		return NULL;
 	}
-	if (ak_likely(t <= AK_KMALLOC_MAX_SIZE && thread_ready())) {
-		p = ak_kmem_cache_alloc(class_of(t), 0);
+	if (ak_likely(t <= SMALL_MAX && thread_ready() && (c = class_of(t)))) {
+		p = ak_kmem_cache_alloc(c, 0);
 		if (ak_unlikely(!p)) {
 			errno = ENOMEM;
 			return NULL;
@@ -383,8 +501,7 @@ EXPORT void *realloc(void *p, size_t n)
 		/* a shrink keeps the object unless it would waste half */
 		if (n > old / 2 || r->magic == AKM_MAGIC_META)
 			return p;
-	} else if (r->magic == AKM_MAGIC_LARGE && r->off == SLAB_HDR_SIZE &&
-		   akm_large_grow(r, n)) {
+	} else if (r->magic == AKM_MAGIC_LARGE && akm_large_grow(r, n)) {
 		return p;
 	}
 	q = alloc(n);
@@ -471,8 +588,8 @@ EXPORT int ak_malloc_info(struct ak_malloc_info *out)
 	memset(out, 0, sizeof(*out));
 	out->design = ak_slab_fastpath_name(design);
 	out->mode = ak_percpu_mode_name((enum ak_percpu_mode)m);
-	akm_pages_stats(&out->large_allocs, &out->dirty_bytes,
-			&out->meta_bytes);
+	akm_pages_stats(out);
+	out->refills = slab_refill_count();
 	out->fallback_allocs = __atomic_load_n(&nr_fallback, __ATOMIC_RELAXED);
 	out->deferred_frees = __atomic_load_n(&nr_deferred, __ATOMIC_RELAXED);
 	return 0;

@@ -1,38 +1,60 @@
 // SPDX-License-Identifier: MIT
 /*
- * The runs of pages behind libatomkit-malloc.so that are not slabs:
+ * The pages behind libatomkit-malloc.so (doc/malloc.md, "The page heap"):
  *
+ * - the page heap: address space reserved in regions of at least
+ *   GROW_MIN, handed out as spans of whole chunks (AKM_CHUNK) to the slab
+ *   layer (a slab of any order, aligned to its size) and to the large
+ *   path.  A freed span is coalesced with free neighbours and kept in a
+ *   bin by its length; its pages go back to the kernel (MADV_DONTNEED)
+ *   only once it has stayed free for DECAY_MS, checked on the heap's own
+ *   calls, never on a fastpath.  Regions are never unmapped.
+ * - the chunk map: for every chunk of a span in use, the span's header,
+ *   so that free() finds a slab of any order, or a large run, from the
+ *   pointer alone.
  * - the private allocator: what the slab layer allocates for itself
  *   (caches, sheaves, the registry), what libc allocates while this
  *   thread is inside the library, and what a thread that cannot use the
  *   per-CPU layer asks for.  Power-of-two classes from 16 bytes to 64
- *   KiB, each class carved from chunks of its own, one lock: it is never
- *   on a fastpath.
- * - the large path: objects above the kmalloc sizes, and alignments the
- *   caches do not give, each in an mmap'd run with a header, freed runs
- *   kept in a small cache for the next request of about their size.
+ *   KiB, carved from chunks of the heap, one lock: never on a fastpath.
+ * - the large path: objects above the slab classes, and alignments they
+ *   do not give, in spans of the heap; above HUGE_MIN, an mmap each.
  *
- * Runs start on AKM_CHUNK boundaries (akm.h says why); mmap gives pages,
- * so a run is mapped with room to spare and trimmed.
+ * Lock order: meta_lock, then heap.lock (the private allocator takes its
+ * chunks from the heap; the heap allocates nothing).
  */
 #define _GNU_SOURCE
 #include <stdarg.h>
 #include <stdio.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <atomkit/malloc.h>
 #include "akm.h"
 
 #define META_MIN_SHIFT	4
 #define META_MAX_SHIFT	16
 #define META_CLASSES	(META_MAX_SHIFT - META_MIN_SHIFT + 1)
+/* each class carves chunks of its own this long from the heap */
+#define META_CHUNK	((size_t)128 << 10)
 
-/* freed large runs kept: at most this many, this many bytes each, in all */
-#define CACHE_RUNS	16
-#define CACHE_RUN_MAX	((size_t)16 << 20)
-#define CACHE_TOTAL_MAX	((size_t)64 << 20)
+/* bins 1..NR_BINS-1: free spans of that many chunks; bin 0: longer */
+#define NR_BINS		64
+/* address space reserved at a time (less when that is refused) */
+#define GROW_MIN	((size_t)32 << 20)
+/* a large run above this is an mmap of its own */
+#define HUGE_MIN	((size_t)64 << 20)
+/* a free span's pages are given back after this long */
+#define DECAY_MS	1000
+/* ... or at once, oldest first, past this many dirty bytes */
+#define DIRTY_MAX	((size_t)256 << 20)
+
+#define LEAF_ENTRIES	(1u << AKM_LEAF_BITS)
+#define LEAF_BYTES	(LEAF_ENTRIES * sizeof(struct akm_run *))
+
+struct akm_run **akm_chunk_root[1u << AKM_ROOT_BITS];
 
 static pthread_mutex_t meta_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_mutex_t large_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static struct {
 	void *free;			/* freed objects, linked through word 0 */
@@ -40,9 +62,16 @@ static struct {
 } meta[META_CLASSES];
 static size_t meta_mapped;
 
-static struct akm_run *cache;		/* freed runs, newest first */
-static unsigned int cache_n;
-static size_t cache_bytes, large_maps;
+static struct {
+	pthread_mutex_t lock;
+	struct akm_run *bins[NR_BINS];
+	uint64_t next_purge_ms;
+	/* bytes */
+	size_t mapped, dirty, clean;
+	/* counts */
+	size_t hits, misses, maps, unmaps, madvises;
+	size_t slabs_made, slabs_released, large_allocs;
+} heap = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 void akm_say(const char *fmt, ...)
 {
@@ -71,36 +100,379 @@ static size_t page_size(void)
 	return pg;
 }
 
+static uint64_t now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &t);
+	return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
+}
+
+static uintptr_t round_up(uintptr_t x, uintptr_t a)
+{
+	return (x + a - 1) & ~(a - 1);
+}
+
+/* ---- the chunk map (all of it under heap.lock, but the lookups) ---- */
+
+static struct akm_run **map_leaf(uintptr_t c, bool make)
+{
+	struct akm_run **leaf = akm_chunk_root[c >> AKM_LEAF_BITS];
+	void *m;
+
+	if (leaf || !make)
+		return leaf;
+	m = mmap(NULL, LEAF_BYTES, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	heap.maps++;
+	if (m == MAP_FAILED)
+		return NULL;
+	heap.mapped += LEAF_BYTES;
+	__atomic_store_n(&akm_chunk_root[c >> AKM_LEAF_BITS],
+			 (struct akm_run **)m, __ATOMIC_RELEASE);
+	return m;
+}
+
+/* The entry of chunk c, or NULL. */
+static struct akm_run *map_get(uintptr_t c)
+{
+	struct akm_run **leaf;
+
+	if (c >> (AKM_ROOT_BITS + AKM_LEAF_BITS))
+		return NULL;
+	leaf = map_leaf(c, false);
+	return leaf ? leaf[c & (LEAF_ENTRIES - 1)] : NULL;
+}
+
+/* Every chunk of [base, base + len) has a leaf: false when one can't. */
+static bool map_reserve(uintptr_t base, size_t len)
+{
+	uintptr_t c, last = (base + len - 1) >> AKM_CHUNK_SHIFT;
+
+	if (last >> (AKM_ROOT_BITS + AKM_LEAF_BITS))
+		return false;
+	for (c = base >> AKM_CHUNK_SHIFT; c <= last;
+	     c = (c | (LEAF_ENTRIES - 1)) + 1)
+		if (!map_leaf(c, true))
+			return false;
+	return true;
+}
+
+/* Chunks [first, last] to r; their leaves exist (map_reserve). */
+static void map_set(uintptr_t first, uintptr_t last, struct akm_run *r)
+{
+	uintptr_t c;
+
+	for (c = first; c <= last; c++)
+		__atomic_store_n(&akm_chunk_root[c >> AKM_LEAF_BITS]
+				 [c & (LEAF_ENTRIES - 1)], r,
+				 __ATOMIC_RELAXED);
+}
+
+static void map_span(struct akm_run *r, size_t len, struct akm_run *to)
+{
+	uintptr_t b = (uintptr_t)r;
+
+	map_set(b >> AKM_CHUNK_SHIFT, (b + len - 1) >> AKM_CHUNK_SHIFT, to);
+}
+
 /*
- * len bytes from a run start R on an AKM_CHUNK boundary, such that R +
- * off is a multiple of align: NULL (errno ENOMEM) when mmap refuses.
+ * len bytes from a run start R such that R + off is a multiple of align
+ * (R on an AKM_CHUNK boundary when align is smaller), with its leaves:
+ * NULL when mmap refuses.
  */
 static struct akm_run *map_run(size_t len, size_t off, size_t align)
 {
 	size_t need = align > AKM_CHUNK ? align : AKM_CHUNK, total;
 	uintptr_t m, r;
 
-	if (len > SIZE_MAX - need) {
-		errno = ENOMEM;
+	if (len > SIZE_MAX - need)
 		return NULL;
-	}
 	total = len + need;
 	m = (uintptr_t)mmap(NULL, total, PROT_READ | PROT_WRITE,
 			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (m == (uintptr_t)MAP_FAILED) {
-		errno = ENOMEM;
+	heap.maps++;
+	if (m == (uintptr_t)MAP_FAILED)
+		return NULL;
+	if (align > AKM_CHUNK)
+		r = round_up(m + off, align) - off;
+	else
+		r = round_up(m, AKM_CHUNK);
+	if (r > m) {
+		munmap((void *)m, r - m);
+		heap.unmaps++;
+	}
+	if (m + total > r + len) {
+		munmap((void *)(r + len), m + total - (r + len));
+		heap.unmaps++;
+	}
+	if (!map_reserve(r, len)) {
+		munmap((void *)r, len);
+		heap.unmaps++;
 		return NULL;
 	}
-	if (align > AKM_CHUNK)
-		r = ((m + off + align - 1) & ~(uintptr_t)(align - 1)) - off;
-	else
-		r = (m + AKM_CHUNK - 1) & ~(AKM_CHUNK - 1);
-	if (r > m)
-		munmap((void *)m, r - m);
-	if (m + total > r + len)
-		munmap((void *)(r + len), m + total - (r + len));
+	heap.mapped += len;
 	return (struct akm_run *)r;
 }
+
+/* ---- the page heap's spans (under heap.lock) ---- */
+
+static unsigned int bin_of(size_t len)
+{
+	size_t n = len >> AKM_CHUNK_SHIFT;
+
+	return n < NR_BINS ? (unsigned int)n : 0;
+}
+
+static void bin_del(struct akm_run *f)
+{
+	if (f->prev)
+		f->prev->next = f->next;
+	else
+		heap.bins[f->bin] = f->next;
+	if (f->next)
+		f->next->prev = f->prev;
+	if (f->flags & AKM_RUN_DIRTY)
+		heap.dirty -= f->map_len;
+	else
+		heap.clean -= f->map_len;
+}
+
+/*
+ * [b, b + len) as a free span, without looking at its neighbours.  A
+ * clean span (AKM_RUN_DIRTY clear) is zero past its header.
+ */
+static void span_put(uintptr_t b, size_t len, unsigned int flags,
+		     uint64_t t)
+{
+	struct akm_run *f = (struct akm_run *)b;
+
+	f->map_len = len;
+	f->off = f->size = 0;
+	f->freed_ms = t;
+	f->flags = flags;
+	f->bin = bin_of(len);
+	f->prev = NULL;
+	f->next = heap.bins[f->bin];
+	if (f->next)
+		f->next->prev = f;
+	heap.bins[f->bin] = f;
+	WRITE_ONCE(f->magic, AKM_MAGIC_FREE);
+	/* the ends, for the neighbours that coalesce with it */
+	map_set(b >> AKM_CHUNK_SHIFT, b >> AKM_CHUNK_SHIFT, f);
+	map_set((b + len - 1) >> AKM_CHUNK_SHIFT,
+		(b + len - 1) >> AKM_CHUNK_SHIFT, f);
+	if (flags & AKM_RUN_DIRTY)
+		heap.dirty += len;
+	else
+		heap.clean += len;
+}
+
+static struct akm_run *free_span_at(uintptr_t c)
+{
+	struct akm_run *h = map_get(c);
+
+	return h && READ_ONCE(h->magic) == AKM_MAGIC_FREE ? h : NULL;
+}
+
+/* [b, b + len) freed: coalesced with its free neighbours, into a bin. */
+static void span_free(uintptr_t b, size_t len, bool dirty, uint64_t t)
+{
+	unsigned int flags = dirty ? AKM_RUN_DIRTY : 0;
+	struct akm_run *h;
+
+	h = b >> AKM_CHUNK_SHIFT ? free_span_at((b >> AKM_CHUNK_SHIFT) - 1) :
+				   NULL;
+	if (h && (uintptr_t)h + h->map_len == b) {
+		bin_del(h);
+		if (!(flags | (h->flags & AKM_RUN_DIRTY)))
+			memset((void *)b, 0, sizeof(*h)); /* stays clean */
+		flags |= h->flags & AKM_RUN_DIRTY;
+		if (h->freed_ms > t)
+			t = h->freed_ms;
+		len += h->map_len;
+		b = (uintptr_t)h;
+	}
+	h = free_span_at((b + len) >> AKM_CHUNK_SHIFT);
+	if (h && (uintptr_t)h == b + len) {
+		bin_del(h);
+		if (!(flags | (h->flags & AKM_RUN_DIRTY)))
+			memset(h, 0, sizeof(*h));
+		flags |= h->flags & AKM_RUN_DIRTY;
+		if (h->freed_ms > t)
+			t = h->freed_ms;
+		len += h->map_len;
+	}
+	span_put(b, len, flags, t);
+}
+
+/*
+ * A dirty free span's pages back to the kernel; it stays in its bin,
+ * clean: zero past its header (the bytes no whole page covers, by hand).
+ */
+static void purge(struct akm_run *f)
+{
+	uintptr_t pg = page_size(), b = (uintptr_t)f, e = b + f->map_len;
+	uintptr_t from = round_up(b + sizeof(*f), pg), to = e & ~(pg - 1);
+
+	if (from < to) {
+		madvise((void *)from, to - from, MADV_DONTNEED);
+		heap.madvises++;
+	} else {
+		from = to = e;
+	}
+	memset((char *)f + sizeof(*f), 0, from - (b + sizeof(*f)));
+	memset((void *)to, 0, e - to);
+	f->flags &= ~AKM_RUN_DIRTY;
+	heap.dirty -= f->map_len;
+	heap.clean += f->map_len;
+}
+
+/* Spans free for DECAY_MS (every dirty one past DIRTY_MAX) purged. */
+static void maybe_purge(uint64_t now)
+{
+	struct akm_run *f;
+	unsigned int i;
+	bool all;
+
+	if (now < heap.next_purge_ms && heap.dirty <= DIRTY_MAX)
+		return;
+	all = heap.dirty > DIRTY_MAX;
+	heap.next_purge_ms = now + DECAY_MS / 4;
+	for (i = 0; i < NR_BINS; i++)
+		for (f = heap.bins[i]; f; f = f->next)
+			if ((f->flags & AKM_RUN_DIRTY) &&
+			    (all || now - f->freed_ms >= DECAY_MS))
+				purge(f);
+}
+
+/* The free span where len bytes fit with start + phase aligned, or NULL. */
+static struct akm_run *fit(size_t len, size_t align, size_t phase,
+			   uintptr_t *startp)
+{
+	struct akm_run *f, *best = NULL;
+	unsigned int i = bin_of(len);
+	uintptr_t start, bstart = 0;
+
+	for (; i != 0 && i < NR_BINS; i++)
+		for (f = heap.bins[i]; f; f = f->next) {
+			start = round_up((uintptr_t)f + phase, align) - phase;
+			if (start >= (uintptr_t)f &&
+			    start + len <= (uintptr_t)f + f->map_len) {
+				*startp = start;
+				return f;
+			}
+		}
+	/* the long spans: the shortest that fits */
+	for (f = heap.bins[0]; f; f = f->next) {
+		start = round_up((uintptr_t)f + phase, align) - phase;
+		if (start >= (uintptr_t)f &&
+		    start + len <= (uintptr_t)f + f->map_len &&
+		    (!best || f->map_len < best->map_len)) {
+			best = f;
+			bstart = start;
+		}
+	}
+	*startp = bstart;
+	return best;
+}
+
+/* [start, start + len) out of free span f; the rest stays free. */
+static struct akm_run *carve(struct akm_run *f, uintptr_t start, size_t len,
+			     bool *clean)
+{
+	uintptr_t b = (uintptr_t)f, e = b + f->map_len;
+	unsigned int flags = f->flags;
+	uint64_t t = f->freed_ms;
+	struct akm_run *r = (struct akm_run *)start;
+
+	bin_del(f);
+	if (start > b)
+		span_put(b, start - b, flags, t);
+	if (start + len < e)
+		span_put(start + len, e - (start + len), flags, t);
+	WRITE_ONCE(r->magic, 0);
+	map_span(r, len, r);
+	*clean = !(flags & AKM_RUN_DIRTY);
+	return r;
+}
+
+/*
+ * A span of len bytes (a multiple of AKM_CHUNK) whose start + phase is a
+ * multiple of align (at least AKM_CHUNK); *clean says it is zero past its
+ * first SLAB_HDR_SIZE bytes.  NULL when no address space can be had.
+ */
+static struct akm_run *heap_alloc(size_t len, size_t align, size_t phase,
+				  bool *clean)
+{
+	struct akm_run *f, *g;
+	uintptr_t start;
+	size_t want;
+
+	pthread_mutex_lock(&heap.lock);
+	maybe_purge(now_ms());
+	f = fit(len, align, phase, &start);
+	if (f) {
+		heap.hits++;
+	} else {
+		heap.misses++;
+		want = len + (align > AKM_CHUNK ? align : 0);
+		g = want < GROW_MIN ? map_run(GROW_MIN, 0, 0) : NULL;
+		if (!g) {
+			g = map_run(want, 0, 0);
+		} else {
+			want = GROW_MIN;
+		}
+		if (!g) {
+			pthread_mutex_unlock(&heap.lock);
+			errno = ENOMEM;
+			return NULL;
+		}
+		span_free((uintptr_t)g, want, false, 0);
+		f = fit(len, align, phase, &start);
+		if (ak_unlikely(!f)) {		/* cannot be: it was made to fit */
+			pthread_mutex_unlock(&heap.lock);
+			errno = ENOMEM;
+			return NULL;
+		}
+	}
+	f = carve(f, start, len, clean);
+	pthread_mutex_unlock(&heap.lock);
+	return f;
+}
+
+static void heap_free(struct akm_run *r, size_t len)
+{
+	uint64_t now = now_ms();
+
+	pthread_mutex_lock(&heap.lock);
+	span_free((uintptr_t)r, len, true, now);
+	maybe_purge(now);
+	pthread_mutex_unlock(&heap.lock);
+}
+
+/* ---- the slab layer's page source ---- */
+
+static void *slab_span_map(size_t size)
+{
+	bool clean;
+	void *p = heap_alloc(size, size, 0, &clean);
+
+	if (p)
+		__atomic_fetch_add(&heap.slabs_made, 1, __ATOMIC_RELAXED);
+	return p;
+}
+
+static void slab_span_unmap(void *base, size_t size)
+{
+	__atomic_fetch_add(&heap.slabs_released, 1, __ATOMIC_RELAXED);
+	heap_free(base, size);
+}
+
+const struct slab_pages akm_slab_pages = {
+	.map = slab_span_map,
+	.unmap = slab_span_unmap,
+};
 
 /* ---- the private allocator ---- */
 
@@ -129,20 +501,22 @@ void *akm_meta_alloc(size_t n, size_t align)
 		meta[c].free = *(void **)p;
 	} else {
 		if (!meta[c].bump || sz > (size_t)(meta[c].end - meta[c].bump)) {
-			struct akm_run *r = map_run(AKM_CHUNK, 0, 0);
+			bool clean;
+			struct akm_run *r = heap_alloc(META_CHUNK, AKM_CHUNK, 0,
+						       &clean);
 
 			if (!r) {
 				pthread_mutex_unlock(&meta_lock);
 				return NULL;
 			}
-			r->map_len = AKM_CHUNK;
+			r->map_len = META_CHUNK;
 			r->size = sz;
 			r->magic = AKM_MAGIC_META;
-			meta_mapped += AKM_CHUNK;
+			meta_mapped += META_CHUNK;
 			/* objects naturally aligned, clear of the header */
 			meta[c].bump = (char *)r + (sz > SLAB_HDR_SIZE ? sz :
 						    SLAB_HDR_SIZE);
-			meta[c].end = (char *)r + AKM_CHUNK;
+			meta[c].end = (char *)r + META_CHUNK;
 		}
 		p = meta[c].bump;
 		meta[c].bump += sz;
@@ -168,56 +542,11 @@ size_t akm_meta_usable(const struct akm_run *r)
 
 /* ---- the large path ---- */
 
-static void unmap_run(struct akm_run *r)
-{
-	r->magic = 0;
-	munmap(r, r->map_len);
-}
-
-/* Every cached run unmapped: the address space they hold is wanted. */
-static void cache_drop(void)
-{
-	struct akm_run *r, *next;
-
-	pthread_mutex_lock(&large_lock);
-	r = cache;
-	cache = NULL;
-	cache_n = 0;
-	cache_bytes = 0;
-	pthread_mutex_unlock(&large_lock);
-	for (; r; r = next) {
-		next = r->next;
-		unmap_run(r);
-	}
-}
-
-/* A cached run of len to about 1.25 len bytes, or NULL. */
-static struct akm_run *cache_take(size_t len)
-{
-	struct akm_run **pp, *r = NULL;
-
-	if (!__atomic_load_n(&cache_n, __ATOMIC_RELAXED))
-		return NULL;
-	pthread_mutex_lock(&large_lock);
-	for (pp = &cache; *pp; pp = &(*pp)->next) {
-		if ((*pp)->map_len >= len &&
-		    (*pp)->map_len - len <= len / 4 + AKM_CHUNK) {
-			r = *pp;
-			*pp = r->next;
-			cache_n--;
-			cache_bytes -= r->map_len;
-			break;
-		}
-	}
-	pthread_mutex_unlock(&large_lock);
-	return r;
-}
-
 void *akm_large_alloc(size_t n, size_t align, bool zero)
 {
 	size_t pg = page_size(), off, len;
 	struct akm_run *r;
-	bool fresh = true;
+	bool clean = true;
 
 	if (align < 16)
 		align = 16;
@@ -225,51 +554,54 @@ void *akm_large_alloc(size_t n, size_t align, bool zero)
 	off = align > SLAB_HDR_SIZE ? align : SLAB_HDR_SIZE;
 	if (off > AKM_CHUNK)
 		off = AKM_CHUNK;
-	if (n > SIZE_MAX / 2 - off - pg) {
+	if (n > SIZE_MAX / 2 - off - AKM_CHUNK) {
 		errno = ENOMEM;
 		return NULL;
 	}
-	len = (off + n + pg - 1) & ~(pg - 1);
-	r = align <= AKM_CHUNK ? cache_take(len) : NULL;
-	if (r) {
-		fresh = false;
-	} else {
+	len = round_up(off + n, AKM_CHUNK);
+	if (len > HUGE_MIN) {
+		len = round_up(off + n, pg);
+		pthread_mutex_lock(&heap.lock);
 		r = map_run(len, off, align);
+		if (r)
+			map_span(r, AKM_CHUNK, r);	/* p - 1 is there */
+		pthread_mutex_unlock(&heap.lock);
 		if (!r) {
-			/* the cache may hold what the limit has left */
-			cache_drop();
-			r = map_run(len, off, align);
-			if (!r)
-				return NULL;
+			errno = ENOMEM;
+			return NULL;
 		}
-		r->map_len = len;
-		__atomic_fetch_add(&large_maps, 1, __ATOMIC_RELAXED);
+		r->flags = AKM_RUN_HUGE;
+	} else {
+		r = heap_alloc(len, align > AKM_CHUNK ? align : AKM_CHUNK,
+			       align > AKM_CHUNK ? AKM_CHUNK : 0, &clean);
+		if (!r)
+			return NULL;
+		r->flags = 0;
 	}
+	__atomic_fetch_add(&heap.large_allocs, 1, __ATOMIC_RELAXED);
+	r->map_len = len;
 	r->off = off;
-	r->size = r->map_len - off;
-	r->next = NULL;
-	r->magic = AKM_MAGIC_LARGE;
-	if (zero && !fresh)
+	r->size = len - off;
+	r->next = r->prev = NULL;
+	WRITE_ONCE(r->magic, AKM_MAGIC_LARGE);
+	if (zero && !clean)
 		memset((char *)r + off, 0, n);
 	return (char *)r + off;
 }
 
 void akm_large_free(struct akm_run *r)
 {
-	if (r->map_len <= CACHE_RUN_MAX) {
-		pthread_mutex_lock(&large_lock);
-		if (cache_n < CACHE_RUNS &&
-		    cache_bytes + r->map_len <= CACHE_TOTAL_MAX) {
-			r->next = cache;
-			cache = r;
-			cache_n++;
-			cache_bytes += r->map_len;
-			pthread_mutex_unlock(&large_lock);
-			return;
-		}
-		pthread_mutex_unlock(&large_lock);
+	if (!(r->flags & AKM_RUN_HUGE)) {
+		heap_free(r, r->map_len);
+		return;
 	}
-	unmap_run(r);
+	pthread_mutex_lock(&heap.lock);
+	map_span(r, AKM_CHUNK, NULL);
+	heap.mapped -= r->map_len;
+	heap.unmaps++;
+	pthread_mutex_unlock(&heap.lock);
+	r->magic = 0;
+	munmap(r, r->map_len);
 }
 
 size_t akm_large_usable(const struct akm_run *r)
@@ -279,38 +611,70 @@ size_t akm_large_usable(const struct akm_run *r)
 
 bool akm_large_grow(struct akm_run *r, size_t n)
 {
-	size_t pg = page_size(), len;
+	size_t pg = page_size(), len, more;
+	struct akm_run *h;
+	bool ok = false, clean;
 
-	if (n > SIZE_MAX / 2 - r->off - pg)
+	if (n > SIZE_MAX / 2 - r->off - AKM_CHUNK)
 		return false;
-	len = (r->off + n + pg - 1) & ~(pg - 1);
+	if (r->flags & AKM_RUN_HUGE) {
+		len = round_up(r->off + n, pg);
+		if (len <= r->map_len)
+			return true;
+		if (mremap(r, r->map_len, len, 0) == MAP_FAILED)
+			return false;
+		pthread_mutex_lock(&heap.lock);
+		heap.mapped += len - r->map_len;
+		pthread_mutex_unlock(&heap.lock);
+		r->map_len = len;
+		r->size = len - r->off;
+		return true;
+	}
+	len = round_up(r->off + n, AKM_CHUNK);
 	if (len <= r->map_len)
 		return true;
-	if (mremap(r, r->map_len, len, 0) == MAP_FAILED)
-		return false;
-	r->map_len = len;
-	r->size = len - r->off;
-	return true;
+	more = len - r->map_len;
+	pthread_mutex_lock(&heap.lock);
+	h = free_span_at(((uintptr_t)r + r->map_len) >> AKM_CHUNK_SHIFT);
+	if (h && (uintptr_t)h == (uintptr_t)r + r->map_len &&
+	    h->map_len >= more) {
+		heap.hits++;
+		map_span(carve(h, (uintptr_t)h, more, &clean), more, r);
+		r->map_len = len;
+		r->size = len - r->off;
+		ok = true;
+	}
+	pthread_mutex_unlock(&heap.lock);
+	return ok;
 }
 
 void akm_pages_fork(bool take)
 {
 	if (take) {
-		pthread_mutex_lock(&large_lock);
 		pthread_mutex_lock(&meta_lock);
+		pthread_mutex_lock(&heap.lock);
 	} else {
+		pthread_mutex_unlock(&heap.lock);
 		pthread_mutex_unlock(&meta_lock);
-		pthread_mutex_unlock(&large_lock);
 	}
 }
 
-void akm_pages_stats(size_t *maps, size_t *cached, size_t *metab)
+void akm_pages_stats(struct ak_malloc_info *out)
 {
-	pthread_mutex_lock(&large_lock);
-	*maps = large_maps;
-	*cached = cache_bytes;
-	pthread_mutex_unlock(&large_lock);
 	pthread_mutex_lock(&meta_lock);
-	*metab = meta_mapped;
+	out->meta_bytes = meta_mapped;
 	pthread_mutex_unlock(&meta_lock);
+	pthread_mutex_lock(&heap.lock);
+	out->slabs_made = heap.slabs_made;
+	out->slabs_released = heap.slabs_released;
+	out->large_allocs = heap.large_allocs;
+	out->heap_hits = heap.hits;
+	out->heap_misses = heap.misses;
+	out->maps = heap.maps;
+	out->unmaps = heap.unmaps;
+	out->madvise_calls = heap.madvises;
+	out->mapped_bytes = heap.mapped;
+	out->dirty_bytes = heap.dirty;
+	out->purged_bytes = heap.clean;
+	pthread_mutex_unlock(&heap.lock);
 }
