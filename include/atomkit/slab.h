@@ -17,7 +17,8 @@
  *   locked	one lock per cache (the baseline)
  *
  * Slabs are runs of pages from mmap, never unmapped while their cache
- * lives.  None of these calls may be made from a signal handler.
+ * lives (libatomkit-malloc.so gives its empty slabs back to its page
+ * heap, which keeps them mapped: doc/slab.md).  None of these calls may be made from a signal handler.
  */
 #ifndef ATOMKIT_SLAB_H
 #define ATOMKIT_SLAB_H
@@ -67,9 +68,9 @@ struct ak_kmem_cache;
 
 /*
  * Tuning a benchmark may want; zero fields take the defaults.  slab_size
- * is a power of two from 4 KiB, and at least the page size, to 1 MiB
- * (else EINVAL); ak_kfree() takes objects only of caches with the default
- * slab size.
+ * is a power of two from 4 KiB, and at least the page size, to 4 MiB
+ * (else EINVAL); a cache given one may hold objects up to 1 MiB.
+ * ak_kfree() takes objects only of caches with the default slab size.
  */
 struct ak_kmem_cache_args {
 	unsigned int slab_size;		/* bytes per slab */
@@ -84,7 +85,8 @@ struct ak_kmem_cache_args {
 /*
  * A cache of size-byte objects aligned to align (0: 8; else a power of
  * two up to AK_SLAB_MAX_ALIGN).  NULL with errno EINVAL (size 0 or above
- * AK_KMALLOC_MAX_SIZE, bad alignment, flags or design) or ENOMEM.
+ * AK_KMALLOC_MAX_SIZE, or 1 MiB with args->slab_size, or more than a
+ * slab holds; bad alignment, flags or design) or ENOMEM.
  * AK_SLAB_DEBUG=1 in the environment sets AK_SLAB_DEBUG on every cache.
  */
 struct ak_kmem_cache *ak_kmem_cache_create(const char *name, size_t size,
