@@ -688,7 +688,7 @@ static unsigned int make_mixed(struct counts *c, unsigned int thread,
 			       unsigned long *serial, struct obj *set)
 {
 	static const size_t large[] = { KMALLOC_MAX + 1, 100000,
-					(1ul << 20) + 1, MAX_SIZE };
+					(1ul << 20) + 1 };
 	unsigned int n = 0, i;
 
 	for (i = 0; i < nring_sizes && n < CHILD_MAX; i++)
@@ -790,7 +790,7 @@ static int wait_bounded(pid_t pid)
 
 static void t_fork(void **state)
 {
-	unsigned long i, n = ak_test_iters(8), serial = 0;
+	unsigned long i, n = ak_test_iters(4), serial = 0;
 	struct counts sum = { 0 }, mine = { 0 };
 	unsigned int k;
 
@@ -847,10 +847,11 @@ static void pin(void)
 	sched_setaffinity(0, sizeof(set), &set);
 }
 
-#define RLIMIT_MARGIN	(16ul << 20)	/* above what the child maps */
+/* How far above what the child maps RLIMIT_AS is set: 8 MiB, scaled. */
+static size_t rlimit_margin;
 
 /*
- * Set RLIMIT_AS's soft limit RLIMIT_MARGIN above the address space in
+ * Set RLIMIT_AS's soft limit rlimit_margin above the address space in
  * use; the limit, or 0 if it could not be set.
  */
 static size_t limit_near(void)
@@ -866,7 +867,7 @@ static size_t limit_near(void)
 	fclose(f);
 	if (!ok || getrlimit(RLIMIT_AS, &rl))
 		return 0;
-	rl.rlim_cur = pages * (size_t)sysconf(_SC_PAGESIZE) + RLIMIT_MARGIN;
+	rl.rlim_cur = pages * (size_t)sysconf(_SC_PAGESIZE) + rlimit_margin;
 	if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < rl.rlim_cur)
 		return 0;
 	return setrlimit(RLIMIT_AS, &rl) ? 0 : (size_t)rl.rlim_cur;
@@ -931,8 +932,9 @@ struct rl_round {
 	size_t size, align;
 };
 
-static const struct rl_round rl_rounds[] = {
-	{ MAX_SIZE, 0 }, { (1ul << 20) + 1, 0 }, { 4096, 1ul << 20 },
+/* The sizes, largest first; 0: a quarter and an eighth of the margin. */
+static struct rl_round rl_rounds[] = {
+	{ 0, 0 }, { 0, 0 }, { 4096, 1ul << 20 },
 	{ 100000, 0 }, { KMALLOC_MAX, 0 }, { 1000, 0 }, { 64, 0 },
 };
 
@@ -975,6 +977,11 @@ static int rlimit_child(void)
 	int rc;
 
 	pin();
+	rlimit_margin = ak_test_iters(8) << 20;
+	if (rlimit_margin < (2ul << 20))
+		rlimit_margin = 2ul << 20;
+	rl_rounds[0].size = rlimit_margin / 4 + 1;
+	rl_rounds[1].size = rlimit_margin / 8 + 1;
 	for (k = 0; k < AK_ARRAY_SIZE(held_sizes); k++)
 		if (!make(&c, 301, &serial, &keep[k], held_sizes[k], 0, F_MALLOC))
 			return 2;
@@ -986,7 +993,7 @@ static int rlimit_child(void)
 	if (getenv("AK_EMULATED")) {
 		if (!limit_near())
 			return 3;
-		probe = mmap(NULL, 4 * RLIMIT_MARGIN, PROT_NONE,
+		probe = mmap(NULL, 4 * rlimit_margin, PROT_NONE,
 			     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (probe != MAP_FAILED)
 			return 77;
