@@ -62,12 +62,12 @@
 
 #define NTHREADS	8
 #define WSET		64		/* objects each thread holds */
-#define NEXCH		64		/* slots of the shared exchange */
+#define NEXCH		64		/* the shared exchange's slots */
 #define MAX_SIZE	(8ul << 20)
 #define MAX_SHIFT	23		/* MAX_SIZE = 1 << MAX_SHIFT */
-#define KMALLOC_MAX	16384ul		/* the largest kmalloc class */
+#define KMALLOC_MAX	16384ul		/* kmalloc's largest class */
 #define MAX_ALIGN_SHIFT	20		/* alignments to 1 MiB */
-#define RING_MAX	128		/* objects a thread puts in the ring */
+#define RING_MAX	128		/* a thread's part of the ring */
 #define CHILD_MAX	96		/* objects a forked child makes */
 
 /* A deadlocked child is killed, and fails, rather than hang the suite. */
@@ -93,11 +93,11 @@ struct obj {
 struct counts {
 	unsigned long made;	/* malloc and the memalign forms */
 	unsigned long freed;
-	unsigned long checked;	/* whole objects, and realloc'd prefixes */
+	unsigned long checked;	/* objects, and realloc'd prefixes */
 	unsigned long reallocs;
 	unsigned long up;	/* realloc from <= 16 KiB to above */
 	unsigned long down;	/* and back */
-	unsigned long remote;	/* freed by a thread that did not make it */
+	unsigned long remote;	/* freed by another than its maker */
 	unsigned long aligned;
 	unsigned long large;	/* made above 16 KiB */
 	unsigned long largest;
@@ -170,7 +170,8 @@ static size_t verify(const unsigned char *p, size_t n, uint64_t seed,
 	for (i = 0; i < words; i++) {
 		v = pattern(seed, i);
 		if (memcmp(p + 8 * i, &v, 8)) {
-			b = bytes_differ(p + 8 * i, (unsigned char *)&v, 8, &at);
+			b = bytes_differ(p + 8 * i, (unsigned char *)&v, 8,
+					 &at);
 			if (!bad)
 				*first = 8 * i + at;
 			bad += b;
@@ -178,7 +179,8 @@ static size_t verify(const unsigned char *p, size_t n, uint64_t seed,
 	}
 	if (n % 8) {
 		v = pattern(seed, words);
-		b = bytes_differ(p + 8 * words, (unsigned char *)&v, n % 8, &at);
+		b = bytes_differ(p + 8 * words, (unsigned char *)&v, n % 8,
+				 &at);
 		if (b && !bad)
 			*first = 8 * words + at;
 		bad += b;
@@ -420,7 +422,7 @@ static void make_drawn(struct worker *w, struct obj *o)
 	align = (size_t)1 << (4 + (r >> 8) % (MAX_ALIGN_SHIFT - 3));
 	form = (enum form)(1 + (r >> 16) % 3);
 	if (form == F_ALIGNED_ALLOC && align > 4096)
-		form = F_POSIX_MEMALIGN;	/* the size would be rounded up to it */
+		form = F_POSIX_MEMALIGN;	/* not rounded up to 1 MiB */
 	make(&w->c, w->id, &w->serial, o, size, align, form);
 }
 
@@ -447,7 +449,8 @@ static size_t realloc_size(struct worker *w, size_t old)
 static void churn_step(struct worker *w)
 {
 	uint64_t r = rnd(&w->rng);
-	unsigned int k = (unsigned int)(r % WSET), op = (unsigned int)(r >> 8) % 16;
+	unsigned int k = (unsigned int)(r % WSET);
+	unsigned int op = (unsigned int)(r >> 8) % 16;
 	struct obj *o = &objs[w->ws[k]];
 
 	if (!o->p) {
@@ -458,8 +461,8 @@ static void churn_step(struct worker *w)
 		resize(&w->c, w->id, &w->serial, o, realloc_size(w, o->size));
 	} else {
 		/* hand it over; take whatever the slot held */
-		w->ws[k] = __atomic_exchange_n(&exch[(r >> 16) % NEXCH], w->ws[k],
-					       __ATOMIC_ACQ_REL);
+		w->ws[k] = __atomic_exchange_n(&exch[(r >> 16) % NEXCH],
+					       w->ws[k], __ATOMIC_ACQ_REL);
 	}
 }
 
@@ -543,7 +546,8 @@ static void ring_drain(struct worker *w)
 			continue;	/* refused: counted by its maker */
 		if (i % 4 == 0) {
 			size_t there = o->size <= KMALLOC_MAX ?
-				KMALLOC_MAX + 1 + i * 97 : 1 + i * 97 % KMALLOC_MAX;
+				KMALLOC_MAX + 1 + i * 97 :
+				1 + i * 97 % KMALLOC_MAX;
 			size_t back = o->size <= KMALLOC_MAX ?
 				1 + i * 89 % KMALLOC_MAX : KMALLOC_MAX + 1 + i;
 
@@ -607,7 +611,8 @@ static void start_workers(unsigned long iters)
 		w->rng = 0x9e3779b97f4a7c15ull * (t + 1) + 1;
 		w->serial = 0;
 		w->iters = iters;
-		assert_int_equal(pthread_create(&w->tid, NULL, worker_main, w), 0);
+		assert_int_equal(pthread_create(&w->tid, NULL, worker_main, w),
+				 0);
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	while (__atomic_load_n(&running, __ATOMIC_ACQUIRE) < NTHREADS)
@@ -664,7 +669,8 @@ static void t_stress(void **state)
 
 	(void)state;
 	ring_rounds = ak_test_iters(4);
-	assert_int_equal(pthread_barrier_init(&ring_barrier, NULL, NTHREADS), 0);
+	assert_int_equal(pthread_barrier_init(&ring_barrier, NULL, NTHREADS),
+			 0);
 	start_workers(ak_test_iters(40000));
 	stop_workers(&sum);
 	pthread_barrier_destroy(&ring_barrier);
@@ -763,7 +769,7 @@ static void on_alarm(int sig)
 	(void)sig;
 }
 
-/* Wait for pid, CHILD_ALARM and a minute at most; its status, or -1 if killed. */
+/* Wait for pid, CHILD_ALARM and a minute at most: its status, -1 if hung. */
 static int wait_bounded(pid_t pid)
 {
 	struct sigaction sa, old;
@@ -798,8 +804,10 @@ static void t_fork(void **state)
 	if (ASAN_BUILD)
 		ak_skip("ASan's allocator: a child forked from busy threads can hang in it");
 	for (k = 0; k < AK_ARRAY_SIZE(held_sizes); k++)
-		make(&mine, NTHREADS, &serial, &held[k], held_sizes[k], 0, F_MALLOC);
-	make(&mine, NTHREADS, &serial, &held[k++], 5000, 65536, F_POSIX_MEMALIGN);
+		make(&mine, NTHREADS, &serial, &held[k], held_sizes[k], 0,
+		     F_MALLOC);
+	make(&mine, NTHREADS, &serial, &held[k++], 5000, 65536,
+	     F_POSIX_MEMALIGN);
 	make(&mine, NTHREADS, &serial, &held[k++], 100, 1ul << 20, F_MEMALIGN);
 	start_workers(0);
 	for (i = 0; i < n; i++) {
@@ -983,7 +991,8 @@ static int rlimit_child(void)
 	rl_rounds[0].size = rlimit_margin / 4 + 1;
 	rl_rounds[1].size = rlimit_margin / 8 + 1;
 	for (k = 0; k < AK_ARRAY_SIZE(held_sizes); k++)
-		if (!make(&c, 301, &serial, &keep[k], held_sizes[k], 0, F_MALLOC))
+		if (!make(&c, 301, &serial, &keep[k], held_sizes[k], 0,
+			  F_MALLOC))
 			return 2;
 	/*
 	 * qemu-user takes setrlimit(RLIMIT_AS) and enforces nothing
@@ -1005,7 +1014,8 @@ static int rlimit_child(void)
 			return rc;
 		/* what was held all along is whole */
 		for (k = 0; k < AK_ARRAY_SIZE(keep); k++)
-			if (!check(&c, &keep[k], keep[k].size, "under RLIMIT_AS"))
+			if (!check(&c, &keep[k], keep[k].size,
+				   "under RLIMIT_AS"))
 				return 4;
 		c.checked -= AK_ARRAY_SIZE(keep);
 	}
