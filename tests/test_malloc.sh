@@ -10,57 +10,17 @@
 # report (AK_SLAB_DEBUG=1, a double free) is one whole line on a stderr
 # that another thread fills.
 #
-# Under the cross rig (AK_TEST_RUNNER holds the qemu command line) the
-# environment reaches the program through qemu's -E, so that the host's
-# loader never sees the target's library.  TAP on stdout.
+# Under the cross rig AK_TEST_RUNNER holds the qemu command line
+# (tests/malloc_preload.sh).  TAP on stdout.
 set -u
 
-run="${AK_TEST_RUNNER:-}"
 srcdir=${AK_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
 . "$srcdir/tests/tap.sh"
-lib=$(pwd)/malloc/.libs/libatomkit-malloc.so
+. "$srcdir/tests/malloc_preload.sh"
 prog=./tests/test_malloc
 designs="slub-tid slub-local rseq-list array sheaf locked"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-
-# preload "VAR=VALUE ..." PROGRAM [ARGS]: PROGRAM with the library and VARs
-preload() {
-	e=$1
-	shift
-	if [ -n "$run" ]; then
-		qe=
-		for v in "LD_PRELOAD=$lib" $e; do
-			qe="$qe -E $v"
-		done
-		# shellcheck disable=SC2086
-		$run $qe "$@"
-	else
-		# shellcheck disable=SC2086
-		env LD_PRELOAD="$lib" $e "$@"
-	fi
-}
-
-# stuck FILE RC: for a run the rig's timeout killed (124, 137), the
-# test it was in, from the last one cmocka started
-stuck() {
-	case $2 in
-	124|137) printf ' (killed in %s)' \
-		"$(sed -n 's/^\[ RUN *\] //p' "$1" | tail -n 1)" ;;
-	esac
-}
-
-# summary NAME FILE RC: one TAP line for a run of test_malloc's suite
-summary() {
-	p=$(grep -c '^ok' "$2")
-	s=$(grep -c '^ok.*# SKIP' "$2")
-	f=$(grep -c '^not ok' "$2")
-	if [ "$3" -eq 0 ] && [ "$f" -eq 0 ] && [ "$p" -gt 0 ]; then
-		ok "$1: $((p - s)) passed, $s skipped"
-	else
-		not_ok "$1: exit $3$(stuck "$2" "$3"), $f failed: $(grep -E '^not ok|^#' "$2" | head -8 | tr '\n' ' ') $(tail -n 3 "$2.err" | tr '\n' ' ')"
-	fi
-}
 
 if [ ! -x "$prog" ]; then
 	echo "1..1"
