@@ -91,6 +91,8 @@ static const char usage_text[] =
 "                    any case (default: list how many were not)\n"
 "    --list          also list every section found, entered or not\n"
 "    --quiet         print the failures and the summary line only\n"
+"    --trace         print every stop to stderr: the pc, the signal's\n"
+"                    code, what the tracer made of it\n"
 "    -h, --help      this text\n"
 "\n"
 "EXIT STATUS\n"
@@ -106,7 +108,7 @@ static const char usage_text[] =
 "    stopped at.  The target must be single-threaded while its cases\n"
 "    run.\n";
 
-static bool opt_tap, opt_require_all, opt_list, opt_quiet;
+static bool opt_tap, opt_require_all, opt_list, opt_quiet, opt_trace;
 static pid_t child;
 
 static void __attribute__((noreturn, format(printf, 1, 2)))
@@ -614,10 +616,41 @@ static struct kase *cur;
 static struct job job;
 static uint64_t job_addr;
 static bool job_hit, job_aborted, job_noabort;
+/* aborts of the job's section before its stop, and the job's runs */
+static unsigned int job_early, job_tries;
+#define JOB_TRIES	8
 static char job_effect[256];
 static uint64_t case_addr;
 static struct ak_rseq_check_region regions[AK_RSEQ_CHECK_REGIONS];
 static uint8_t *snap[AK_RSEQ_CHECK_REGIONS];
+
+/*
+ * The traced thread's rseq area: at a stop at a section's post_commit_ip,
+ * its rseq_cs field says whether the program came through that section
+ * (it points to the section's descriptor until the kernel clears it on a
+ * resume) or only through code that jumps there after another commit.
+ */
+#ifndef PTRACE_GET_RSEQ_CONFIGURATION
+# define PTRACE_GET_RSEQ_CONFIGURATION	0x420f
+#endif
+struct rseq_config {
+	uint64_t rseq_abi_pointer;
+	uint32_t rseq_abi_size, signature, flags, pad;
+};
+
+static uint64_t rseq_cs_now(void)
+{
+	struct rseq_config rc;
+
+	memset(&rc, 0, sizeof(rc));
+	if (ptrace(PTRACE_GET_RSEQ_CONFIGURATION, child,
+		   (void *)sizeof(rc), &rc) < 0)
+		die("PTRACE_GET_RSEQ_CONFIGURATION: %s (Linux 5.13 or later"
+		    " is needed)", strerror(errno));
+	if (!rc.rseq_abi_pointer)
+		return 0;
+	return peek_u64(rc.rseq_abi_pointer + 8);
+}
 
 /* A pending single step: over a breakpoint to re-arm, or the resume of a job's stop. */
 static enum { NO_STEP, STEP_OVER, STEP_JOB } step;
@@ -735,7 +768,7 @@ static void begin(void)
 	size_t i;
 
 	if (phase != IDLE)
-		die("case %s began inside a run of %s", cur ? cur->name : "?",
+		die("a case began inside a run of case %s",
 		    cur ? cur->name : "?");
 	cur = case_named(peek_str(peek_u64(case_addr +
 				offsetof(struct ak_rseq_check_case, name))));
@@ -755,6 +788,7 @@ static void begin(void)
 	job = cur->jobs[cur->next++];
 	job_addr = job.k < job.s->ninsn ? job.s->insn[job.k] : job.s->post;
 	job_hit = job_aborted = job_noabort = false;
+	job_early = 0;
 	job_effect[0] = 0;
 	read_case_regions();
 	/*
@@ -798,6 +832,17 @@ static void end(void)
 		bp_disarm(cur->in[i]->post);
 	bp_disarm(job_addr);
 	bp_disarm(job.s->abort_ip);
+	/*
+	 * A real preemption aborted the section before the stop, and the
+	 * operation went on elsewhere (an inline fastpath falls back to the
+	 * library's): run the job again.
+	 */
+	if (!job_hit && job_early && c.ok && ++job_tries < JOB_TRIES) {
+		cur->next--;
+		phase = IDLE;
+		return;
+	}
+	job_tries = 0;
 	name_insn(job.s, job.k, what, sizeof(what));
 	if (!job_hit) {
 		fail("%s: %s: never stopped at", cur->name, what);
@@ -940,6 +985,14 @@ static void on_sigtrap(void)
 	at = AK_RC_TRAP_PC_AFTER ? pc - TRAP_LEN : pc;
 	/* a trap instruction executed (not a step's end) at a breakpoint */
 	brk = si.si_code != TRAP_TRACE && bp_find(at);
+	if (opt_trace)
+		fprintf(stderr, "stop: pc %#llx si_code %d%s%s, phase %d,"
+			" job %#llx, abort %#llx\n", (unsigned long long)pc,
+			si.si_code, brk ? ", a breakpoint" : "",
+			step == STEP_JOB ? ", after the job's step" :
+			step == STEP_OVER ? ", after a step over" : "", phase,
+			(unsigned long long)(phase == JOB ? job_addr : 0),
+			(unsigned long long)(phase == JOB ? job.s->abort_ip : 0));
 
 	if (step == STEP_OVER) {
 		step = NO_STEP;
@@ -981,16 +1034,22 @@ static void on_sigtrap(void)
 			resume(PTRACE_SINGLESTEP, 0);
 			return;
 		}
-		if (phase == JOB && at == job.s->abort_ip)
+		if (phase == JOB && at == job.s->abort_ip) {
 			random_aborts++;	/* a real preemption, before ours */
+			if (!job_hit)
+				job_early++;
+		}
+		/* a commit of that section, not a jump to its end */
 		if (phase == JOB) {
 			for (i = 0; i < cur->nin; i++)
-				if (cur->in[i]->post == at)
+				if (cur->in[i]->post == at &&
+				    rseq_cs_now() == cur->in[i]->desc)
 					read_case_regions();
 		}
 		if (phase == DISCOVER) {
 			for (i = 0; i < nsecs; i++) {
-				if (secs[i].post == at) {
+				if (secs[i].post == at &&
+				    rseq_cs_now() == secs[i].desc) {
 					disc_hits++;
 					entered(&secs[i]);
 				}
@@ -1100,6 +1159,7 @@ int main(int argc, char **argv)
 		{ "require-all", no_argument, NULL, 'r' },
 		{ "list", no_argument, NULL, 'l' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "trace", no_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -1123,6 +1183,7 @@ int main(int argc, char **argv)
 		case 'r': opt_require_all = true; break;
 		case 'l': opt_list = true; break;
 		case 'q': opt_quiet = true; break;
+		case 'T': opt_trace = true; break;
 		case 'h':
 			fputs(usage_text, stdout);
 			return 0;
