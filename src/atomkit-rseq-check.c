@@ -616,8 +616,8 @@ static struct kase *cur;
 static struct job job;
 static uint64_t job_addr;
 static bool job_hit, job_aborted, job_noabort;
-/* aborts of the job's section before its stop, and the job's runs */
-static unsigned int job_early, job_tries;
+/* the job's reruns */
+static unsigned int job_tries;
 #define JOB_TRIES	8
 static char job_effect[256];
 static uint64_t case_addr;
@@ -788,7 +788,6 @@ static void begin(void)
 	job = cur->jobs[cur->next++];
 	job_addr = job.k < job.s->ninsn ? job.s->insn[job.k] : job.s->post;
 	job_hit = job_aborted = job_noabort = false;
-	job_early = 0;
 	job_effect[0] = 0;
 	read_case_regions();
 	/*
@@ -800,7 +799,7 @@ static void begin(void)
 	bp_arm(job_addr);
 	bp_arm(job.s->abort_ip);
 	phase = JOB;
-	write_again(1);
+	write_again(1 + job_tries);	/* the case's variant, plus one */
 }
 
 static void end(void)
@@ -833,11 +832,12 @@ static void end(void)
 	bp_disarm(job_addr);
 	bp_disarm(job.s->abort_ip);
 	/*
-	 * A real preemption aborted the section before the stop, and the
-	 * operation went on elsewhere (an inline fastpath falls back to the
-	 * library's): run the job again.
+	 * Not stopped at: a real preemption aborted the section before the
+	 * stop and the operation went on elsewhere (an inline fastpath falls
+	 * back to the library's), or this run's input took a branch around
+	 * the instruction.  Run the job again, as the case's next variant.
 	 */
-	if (!job_hit && job_early && c.ok && ++job_tries < JOB_TRIES) {
+	if (!job_hit && c.ok && ++job_tries < JOB_TRIES) {
 		cur->next--;
 		phase = IDLE;
 		return;
@@ -1034,11 +1034,8 @@ static void on_sigtrap(void)
 			resume(PTRACE_SINGLESTEP, 0);
 			return;
 		}
-		if (phase == JOB && at == job.s->abort_ip) {
+		if (phase == JOB && at == job.s->abort_ip)
 			random_aborts++;	/* a real preemption, before ours */
-			if (!job_hit)
-				job_early++;
-		}
 		/* a commit of that section, not a jump to its end */
 		if (phase == JOB) {
 			for (i = 0; i < cur->nin; i++)

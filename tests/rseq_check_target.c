@@ -30,7 +30,9 @@ void rc_call_free(struct ak_kmem_cache *s, void *p);
 
 #define NODES		8
 #define LIMIT		12
-#define BULK		3
+#define BULK		8	/* more than the _n cases' arrays hold */
+#define SLAB_BULK	3
+#define SLAB_BIG	40	/* more than a sheaf holds */
 
 /* A case whose first region is every copy of pcp. */
 static struct ak_rseq_check_case *kase(const char *name, const void *pcp)
@@ -197,7 +199,7 @@ struct parray {
 	void *slots[LIMIT];
 };
 
-static char objs[LIMIT * 2];
+static char objs[LIMIT * 2];	/* the objects: their addresses */
 
 /* This copy's objects as indices into objs: "0 1 2". */
 static void slots_of(unsigned long count, void *const *slots, char *buf,
@@ -301,7 +303,12 @@ static void array_ptr(void)
 				  i, after);
 		ak_this_cpu_array_ptr_pop((void *const *)slot);
 	}
-	/* an odd count: the odd first word's copy and the pair loop */
+	/*
+	 * More asked than there is: the clamp, and an odd count moved, so
+	 * that every instruction runs (ppc64 branches around the clamp,
+	 * x86-64 around the odd first word's copy).
+	 */
+	pa.count = 5;
 	PA_CASE("percpu/array_ptr_pop_n");
 	while (ak_rseq_check_begin(c)) {
 		slots_of(pa.count, pa.slots, before, sizeof(before));
@@ -310,23 +317,25 @@ static void array_ptr(void)
 						BULK);
 		slots_of(pa.count, pa.slots, after, sizeof(after));
 		slots_of(k, buf, want, sizeof(want));
-		ak_rseq_check_end(c, k == BULK && !strcmp(after, "0 1 2") &&
-				  !strcmp(want, "3 4 5"),
+		ak_rseq_check_end(c, k == 5 && !strcmp(after, "") &&
+				  !strcmp(want, "0 1 2 3 4"),
 				  "array %s, popped %lu: %s, left %s", before,
 				  k, want, after);
 		ak_this_cpu_array_ptr_push_n((void *const *)slot, LIMIT,
 					     buf, k);
 	}
+	for (i = 5; i < 7; i++)
+		pa.slots[pa.count++] = &objs[i];
 	PA_CASE("percpu/array_ptr_push_n");
 	for (i = 0; i < BULK; i++)
-		buf[i] = &objs[10 + i];
+		buf[i] = &objs[13 + i];
 	while (ak_rseq_check_begin(c)) {
 		slots_of(pa.count, pa.slots, before, sizeof(before));
 		k = ak_this_cpu_array_ptr_push_n((void *const *)slot, LIMIT,
 						 buf, BULK);
 		slots_of(pa.count, pa.slots, after, sizeof(after));
-		snprintf(want, sizeof(want), "%s 10 11 12", before);
-		ak_rseq_check_end(c, k == BULK && !strcmp(after, want),
+		snprintf(want, sizeof(want), "%s 13 14 15 16 17", before);
+		ak_rseq_check_end(c, k == 5 && !strcmp(after, want),
 				  "array %s, pushed %lu, left %s", before, k,
 				  after);
 		pa.count -= k;
@@ -380,11 +389,11 @@ static void slab(enum ak_slab_fastpath d)
 						       0, d);
 	const struct ak_kmem_cache_fast *f;
 	struct ak_rseq_check_case *c;
-	void *held[16], *p, *bulk[BULK];
+	void *held[16], *p, *bulk[SLAB_BIG];
 	char name[64];
 	long before, after;
 	enum entry e;
-	int i, n;
+	int i, n, want;
 
 	if (!s) {
 		perror("ak_kmem_cache_create");
@@ -424,32 +433,46 @@ static void slab(enum ak_slab_fastpath d)
 		}
 		do_free(s, p, e);
 	}
+	/*
+	 * Bulk: 3 objects, an odd count the per-CPU level has; or, as the
+	 * second variant, more than a sheaf holds, which clamps.
+	 */
 	snprintf(name, sizeof(name), "slab/%s/alloc_bulk",
 		 ak_slab_fastpath_name(d));
 	c = slab_case(name, d, f);
 	while (ak_rseq_check_begin(c)) {
+		want = ak_rseq_check_variant(c) & 1 ? SLAB_BIG : SLAB_BULK;
 		before = ak_kmem_cache_audit(s);
-		n = ak_kmem_cache_alloc_bulk(s, 0, BULK, bulk);
+		n = ak_kmem_cache_alloc_bulk(s, 0, want, bulk);
 		after = ak_kmem_cache_audit(s);
-		ak_rseq_check_end(c, n == BULK && after == before + BULK,
-				  "%ld objects held, then %ld (%d allocated)",
-				  before, after, n);
+		ak_rseq_check_end(c, n == want && after == before + want,
+				  "%ld objects held, then %ld (%d of %d"
+				  " allocated)", before, after, n, want);
 		ak_kmem_cache_free_bulk(s, n, bulk);
 	}
 	snprintf(name, sizeof(name), "slab/%s/free_bulk",
 		 ak_slab_fastpath_name(d));
 	c = slab_case(name, d, f);
-	n = ak_kmem_cache_alloc_bulk(s, 0, BULK, bulk);
-	while (ak_rseq_check_begin(c)) {
-		before = ak_kmem_cache_audit(s);
-		ak_kmem_cache_free_bulk(s, n, bulk);
-		after = ak_kmem_cache_audit(s);
-		ak_rseq_check_end(c, after == before - n,
-				  "%ld objects held, then %ld (%d freed)",
-				  before, after, n);
-		n = ak_kmem_cache_alloc_bulk(s, 0, BULK, bulk);
+	/* held throughout; a run frees the first n, made again after it */
+	n = ak_kmem_cache_alloc_bulk(s, 0, SLAB_BIG, bulk);
+	if (n != SLAB_BIG) {
+		perror("ak_kmem_cache_alloc_bulk");
+		exit(1);
 	}
-	ak_kmem_cache_free_bulk(s, n, bulk);
+	while (ak_rseq_check_begin(c)) {
+		want = ak_rseq_check_variant(c) & 1 ? SLAB_BIG : SLAB_BULK;
+		before = ak_kmem_cache_audit(s);
+		ak_kmem_cache_free_bulk(s, want, bulk);
+		after = ak_kmem_cache_audit(s);
+		ak_rseq_check_end(c, after == before - want,
+				  "%ld objects held, then %ld (%d freed)",
+				  before, after, want);
+		if (ak_kmem_cache_alloc_bulk(s, 0, want, bulk) != want) {
+			perror("ak_kmem_cache_alloc_bulk");
+			exit(1);
+		}
+	}
+	ak_kmem_cache_free_bulk(s, SLAB_BIG, bulk);
 	for (i = 12; i < 16; i++)
 		ak_kmem_cache_free(s, held[i]);
 	if (ak_kmem_cache_destroy(s)) {

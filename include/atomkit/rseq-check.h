@@ -51,7 +51,7 @@ struct ak_rseq_check_region {
 /* The layout is the protocol with the tracer: fields only at the end. */
 struct ak_rseq_check_case {
 	uint32_t magic;		/* set by ak_rseq_check_begin() */
-	uint32_t again;		/* tracer: run once more */
+	uint32_t again;		/* tracer: run once more: the variant + 1 */
 	const char *name;	/* the case, as the report names it */
 	/* memory an aborted section must leave as it found it */
 	struct ak_rseq_check_region regions[AK_RSEQ_CHECK_REGIONS];
@@ -66,6 +66,17 @@ struct ak_rseq_check_case {
 
 /* True when the case is to run (again). */
 bool ak_rseq_check_begin(struct ak_rseq_check_case *c);
+/*
+ * Which variant of its input the case should run: 0, then 1, 2... while
+ * the tracer runs a stop again whose instruction the last run did not
+ * reach.  A case whose section has a branch that one input never takes
+ * (a clamp, an odd count) varies its input with it.
+ */
+static inline unsigned int
+ak_rseq_check_variant(const struct ak_rseq_check_case *c)
+{
+	return c->again ? c->again - 1 : 0;
+}
 /* The run's verdict: ok, or what was wrong (printf format). */
 void ak_rseq_check_end(struct ak_rseq_check_case *c, bool ok,
 		       const char *fmt, ...)
