@@ -610,6 +610,8 @@ struct kase {
 static struct kase *cases;
 static size_t ncases;
 
+static void plan(struct section *s);
+
 /* What the current run is doing. */
 static enum { IDLE, DISCOVER, JOB } phase;
 static struct kase *cur;
@@ -656,7 +658,8 @@ static uint64_t rseq_cs_now(void)
 static enum { NO_STEP, STEP_OVER, STEP_JOB } step;
 static uint64_t step_rearm;
 
-static unsigned long failures, random_aborts, disc_hits;
+static unsigned long failures, random_aborts, disc_aborts;
+static unsigned int disc_tries;
 static char **fails;
 static size_t nfails;
 
@@ -773,11 +776,18 @@ static void begin(void)
 	cur = case_named(peek_str(peek_u64(case_addr +
 				offsetof(struct ak_rseq_check_case, name))));
 	if (!cur->discovered) {
-		/* where does the case go? a stop after each commit says */
-		for (i = 0; i < nsecs; i++)
+		/*
+		 * Where does the case go?  A stop after each commit says; a
+		 * stop at each abort_ip says whether a real preemption sent
+		 * it somewhere else this time.
+		 */
+		for (i = 0; i < nsecs; i++) {
 			bp_arm(secs[i].post);
+			bp_arm(secs[i].abort_ip);
+		}
 		phase = DISCOVER;
-		disc_hits = 0;
+		disc_aborts = 0;
+		cur->nin = 0;
 		write_again(1);
 		return;
 	}
@@ -813,16 +823,27 @@ static void end(void)
 	     sizeof(c) - off);	/* ok, runs, why */
 	c.why[sizeof(c.why) - 1] = 0;
 	if (phase == DISCOVER) {
-		for (i = 0; i < nsecs; i++)
+		for (i = 0; i < nsecs; i++) {
 			bp_disarm(secs[i].post);
+			bp_disarm(secs[i].abort_ip);
+		}
+		phase = IDLE;
+		/*
+		 * An abort sends an inline fastpath to the library's: the
+		 * sections of such a run are not the case's.  Look again.
+		 */
+		if (disc_aborts && ++disc_tries < JOB_TRIES)
+			return;
+		disc_tries = 0;
 		cur->discovered = true;
 		if (!c.ok)
 			fail("%s: wrong without any stop: %s", cur->name,
 			     c.why);
-		if (!disc_hits)
+		if (!cur->nin)
 			fail("%s: the case entered no rseq section (not an"
 			     " rseq mode?)", cur->name);
-		phase = IDLE;
+		for (i = 0; i < cur->nin; i++)
+			plan(cur->in[i]);
 		return;
 	}
 	if (phase != JOB)
@@ -895,11 +916,16 @@ static void entered(struct section *s)
 
 	for (k = 0; k < cur->nin; k++)
 		if (cur->in[k] == s)
-			break;
-	if (k == cur->nin) {
-		cur->in = xrealloc(cur->in, cur->nin + 1, sizeof(*cur->in));
-		cur->in[cur->nin++] = s;
-	}
+			return;
+	cur->in = xrealloc(cur->in, cur->nin + 1, sizeof(*cur->in));
+	cur->in[cur->nin++] = s;
+}
+
+/* Its runs: one per instruction, one at post_commit_ip; once a program. */
+static void plan(struct section *s)
+{
+	size_t k;
+
 	if (s->planned)
 		return;
 	s->planned = true;
@@ -1046,10 +1072,10 @@ static void on_sigtrap(void)
 		if (phase == DISCOVER) {
 			for (i = 0; i < nsecs; i++) {
 				if (secs[i].post == at &&
-				    rseq_cs_now() == secs[i].desc) {
-					disc_hits++;
+				    rseq_cs_now() == secs[i].desc)
 					entered(&secs[i]);
-				}
+				if (secs[i].abort_ip == at)
+					disc_aborts++;
 			}
 		}
 		step_over(at);
