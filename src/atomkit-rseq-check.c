@@ -271,14 +271,14 @@ static size_t nsyms;
 
 struct section {
 	uint64_t desc, start, post, abort_ip;
-	uint64_t *insn;		/* instruction addresses in [start, post) */
-	uint8_t *text;		/* their bytes, read before any breakpoint */
+	uint64_t *insn;		/* the instructions in [start, post) */
+	uint8_t *text;		/* their bytes, before any breakpoint */
 	size_t ninsn;
 	bool undecodable;	/* a byte sequence ak_rc_insn_len refused */
 	char where[160];	/* object: function+offset of start */
 	const char *cas;	/* the first case that entered it */
 	bool planned;
-	size_t effect_from;	/* first stop whose abort left an effect, +1 */
+	size_t effect_from;	/* 1 + first stop whose abort showed */
 	unsigned long stops, aborts, wrong;
 };
 
@@ -428,14 +428,15 @@ static void add_syms(FILE *f, const Elf64_Ehdr *eh, const Elf64_Shdr *sh,
 			syms = xrealloc(syms, nsyms + n, sizeof(*syms));
 			for (j = 0; j < n; j++) {
 				if (ELF64_ST_TYPE(st[j].st_info) != STT_FUNC ||
-				    !st[j].st_value || st[j].st_shndx == SHN_UNDEF ||
+				    !st[j].st_value ||
+				    st[j].st_shndx == SHN_UNDEF ||
 				    st[j].st_name >= sh[sh[i].sh_link].sh_size)
 					continue;
 				syms[nsyms++] = (struct sym){
 					st[j].st_value + bias, st[j].st_size,
 					str + st[j].st_name, object };
 			}
-			free(st);	/* the strings stay: names point there */
+			free(st);	/* names point into str: kept */
 			return;
 		}
 		if (want == SHT_DYNSYM)
@@ -467,7 +468,8 @@ static void scan_object(const char *path, uint64_t map_start)
 			  SEEK_SET) || fread(&ph, sizeof(ph), 1, f) != 1)
 			break;
 		if (ph.p_type == PT_LOAD && ph.p_vaddr < lowest)
-			lowest = ph.p_vaddr & ~(uint64_t)(ph.p_align ? ph.p_align - 1 : 0);
+			lowest = ph.p_vaddr &
+				~(uint64_t)(ph.p_align ? ph.p_align - 1 : 0);
 	}
 	if (eh.e_type == ET_DYN && lowest != UINT64_MAX)
 		bias = map_start - lowest;
@@ -654,7 +656,7 @@ static uint64_t rseq_cs_now(void)
 	return peek_u64(rc.rseq_abi_pointer + 8);
 }
 
-/* A pending single step: over a breakpoint to re-arm, or the resume of a job's stop. */
+/* A pending step: over a breakpoint to re-arm, or a job's stop's resume. */
 static enum { NO_STEP, STEP_OVER, STEP_JOB } step;
 static uint64_t step_rearm;
 
@@ -892,8 +894,8 @@ static void end(void)
 		if (k > 0 && k <= job.s->ninsn) {
 			name_insn(job.s, k - 1, culprit, sizeof(culprit));
 		}
-		fail("%s: %s: the aborted section left a visible effect: %s%s%s",
-		     cur->name, what, job_effect,
+		fail("%s: %s: the aborted section left a visible effect:"
+		     " %s%s%s", cur->name, what, job_effect,
 		     culprit[0] ? "; written by or before " : "", culprit);
 		if (!job.s->effect_from || k + 1 < job.s->effect_from)
 			job.s->effect_from = k + 1;
@@ -1018,7 +1020,8 @@ static void on_sigtrap(void)
 			step == STEP_JOB ? ", after the job's step" :
 			step == STEP_OVER ? ", after a step over" : "", phase,
 			(unsigned long long)(phase == JOB ? job_addr : 0),
-			(unsigned long long)(phase == JOB ? job.s->abort_ip : 0));
+			(unsigned long long)(phase == JOB ?
+					     job.s->abort_ip : 0));
 
 	if (step == STEP_OVER) {
 		step = NO_STEP;
@@ -1061,7 +1064,7 @@ static void on_sigtrap(void)
 			return;
 		}
 		if (phase == JOB && at == job.s->abort_ip)
-			random_aborts++;	/* a real preemption, before ours */
+			random_aborts++;	/* a real preemption */
 		/* a commit of that section, not a jump to its end */
 		if (phase == JOB) {
 			for (i = 0; i < cur->nin; i++)

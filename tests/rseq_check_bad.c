@@ -4,7 +4,7 @@
  * counts an event with a store of its own before its commit,
  *
  *   1:	c = base + *idp * stride
- *	c->events++		<- visible to all, and not undone by an abort
+ *	c->events++		<- seen by all, not undone by an abort
  *	c->value++		the commit
  *   2:
  *

@@ -53,7 +53,7 @@ static inline unsigned int __ak_rc_x86_onebyte(uint8_t op)
 		case 0: case 1: case 2: case 3: return __AK_RC_M;
 		case 4: return __AK_RC_B;
 		case 5: return __AK_RC_Z;
-		default: return __AK_RC_BAD;	/* prefixes handled before */
+		default: return __AK_RC_BAD;	/* prefixes: before */
 		}
 	}
 	if (op < 0x60)			/* push, pop */

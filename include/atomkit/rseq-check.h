@@ -6,7 +6,7 @@
  *
  *	struct ak_rseq_check_case c = {
  *		.name = "percpu/add64",
- *		.regions = { { pcp_copies, bytes } },	// what others see
+ *		.regions = { { copies, bytes } },	// what others see
  *	};
  *
  *	while (ak_rseq_check_begin(&c)) {
@@ -51,7 +51,7 @@ struct ak_rseq_check_region {
 /* The layout is the protocol with the tracer: fields only at the end. */
 struct ak_rseq_check_case {
 	uint32_t magic;		/* set by ak_rseq_check_begin() */
-	uint32_t again;		/* tracer: run once more: the variant + 1 */
+	uint32_t again;		/* tracer: run again, as variant again-1 */
 	const char *name;	/* the case, as the report names it */
 	/* memory an aborted section must leave as it found it */
 	struct ak_rseq_check_region regions[AK_RSEQ_CHECK_REGIONS];
