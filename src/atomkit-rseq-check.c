@@ -400,11 +400,21 @@ static char *read_blob(FILE *f, uint64_t off, uint64_t size)
 	return b;
 }
 
-/* Functions of the object (symtab, else dynsym), at their run-time address. */
+/*
+ * Functions of the object (symtab, else dynsym), at their run-time
+ * address.  In the ELFv1 ABI (big-endian ppc64) a function's symbol is
+ * its descriptor in .opd, whose first word, relocated in the program's
+ * memory, is the code's address.
+ */
 static void add_syms(FILE *f, const Elf64_Ehdr *eh, const Elf64_Shdr *sh,
-		     uint64_t bias, const char *object)
+		     const char *names, uint64_t bias, const char *object)
 {
-	int want, i;
+	int want, i, opd = -1;
+
+	for (i = 0; i < eh->e_shnum; i++)
+		if (sh[i].sh_name < sh[eh->e_shstrndx].sh_size &&
+		    !strcmp(names + sh[i].sh_name, ".opd"))
+			opd = i;
 
 	for (want = SHT_SYMTAB; ; want = SHT_DYNSYM) {
 		for (i = 0; i < eh->e_shnum; i++) {
@@ -433,6 +443,8 @@ static void add_syms(FILE *f, const Elf64_Ehdr *eh, const Elf64_Shdr *sh,
 				    st[j].st_name >= sh[sh[i].sh_link].sh_size)
 					continue;
 				syms[nsyms++] = (struct sym){
+					st[j].st_shndx == opd ?
+					peek_u64(st[j].st_value + bias) :
 					st[j].st_value + bias, st[j].st_size,
 					str + st[j].st_name, object };
 			}
@@ -482,7 +494,7 @@ static void scan_object(const char *path, uint64_t map_start)
 		fclose(f);
 		return;
 	}
-	add_syms(f, &eh, sh, bias, xstrdup(base_name(path)));
+	add_syms(f, &eh, sh, names, bias, xstrdup(base_name(path)));
 	for (i = 0; i < eh.e_shnum; i++) {
 		const char *n = names + sh[i].sh_name;
 		uint64_t a;
