@@ -108,6 +108,21 @@ static const char usage_text[] =
 "    stopped at.  The target must be single-threaded while its cases\n"
 "    run.\n";
 
+#if !AK_HAVE_ARCH_RSEQ_CHECK
+/* A build without rseq sections (--enable-generic-only, another arch). */
+int main(int argc, char **argv)
+{
+	if (argc > 1 && (!strcmp(argv[1], "-h") ||
+			 !strcmp(argv[1], "--help"))) {
+		fputs(usage_text, stdout);
+		return 0;
+	}
+	fprintf(stderr, "atomkit-rseq-check: this build (%s) has no rseq"
+		" sections to check\n", AK_ARCH_NAME);
+	return EXIT_SKIP;
+}
+#else
+
 static bool opt_tap, opt_require_all, opt_list, opt_quiet, opt_trace;
 static pid_t child;
 
@@ -556,13 +571,8 @@ static void scan_sections(void)
 
 /* ---- breakpoints ---- */
 
-#if AK_HAVE_ARCH_RSEQ_CHECK
 static const uint8_t trap_insn[AK_RC_TRAP_LEN] = AK_RC_TRAP_BYTES;
 #define TRAP_LEN	AK_RC_TRAP_LEN
-#else
-static const uint8_t trap_insn[1] = { 0 };
-#define TRAP_LEN	1
-#endif
 
 struct bp {
 	uint64_t addr;
@@ -1235,11 +1245,6 @@ int main(int argc, char **argv)
 			"Try 'atomkit-rseq-check --help'.\n");
 		return 2;
 	}
-	if (!AK_HAVE_ARCH_RSEQ_CHECK) {
-		fprintf(stderr, "atomkit-rseq-check: this build (%s) has no"
-			" rseq sections to check\n", AK_ARCH_NAME);
-		return EXIT_SKIP;
-	}
 	if (mode && setenv("AK_PERCPU_MODE", mode, 1))
 		die("setenv: %s", strerror(errno));
 	fflush(stdout);
@@ -1310,3 +1315,4 @@ int main(int argc, char **argv)
 	report(argv[optind], mode ? mode : "default", rc);
 	return failures ? 1 : 0;
 }
+#endif /* AK_HAVE_ARCH_RSEQ_CHECK */
