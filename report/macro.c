@@ -76,7 +76,26 @@ static const struct member m_run[] = {
 	{ "exit_status", M_INT | M_NULL }, { "signal", M_INT | M_NULL },
 	{ "timed_out", M_BOOL }, { "output_sha256", M_STR },
 	{ "output_bytes", M_NUM }, { "output_matches_baseline", M_BOOL },
-	{ "ok", M_BOOL }, { "note", M_STR | M_OPT }, { NULL, 0 },
+	{ "ok", M_BOOL }, { "note", M_STR | M_OPT },
+	{ "malloc_counters", M_OBJ | M_OPT }, { NULL, 0 },
+};
+
+/*
+ * A design's run from ak_macro_schema 2 on: the AK_MALLOC_STATS lines of
+ * its processes summed (doc/malloc.md, "Counters"); each byte field as
+ * its largest in one process and as summed.
+ */
+static const struct member m_counters[] = {
+	{ "processes", M_INT }, { "refills", M_INT }, { "slabs_made", M_INT },
+	{ "slabs_released", M_INT }, { "large_allocs", M_INT },
+	{ "heap_hits", M_INT }, { "heap_misses", M_INT }, { "maps", M_INT },
+	{ "unmaps", M_INT }, { "madvise_calls", M_INT },
+	{ "fallback_allocs", M_INT }, { "deferred_frees", M_INT },
+	{ "mapped_bytes_max", M_INT }, { "mapped_bytes_sum", M_INT },
+	{ "dirty_bytes_max", M_INT }, { "dirty_bytes_sum", M_INT },
+	{ "purged_bytes_max", M_INT }, { "purged_bytes_sum", M_INT },
+	{ "meta_bytes_max", M_INT }, { "meta_bytes_sum", M_INT },
+	{ NULL, 0 },
 };
 
 #define M_KIND(type)	((type) & ~(M_NULL | M_OPT))
@@ -177,7 +196,44 @@ static json_t *alloc_of(const json_t *m, const char *name)
 	return entry(m, "allocators", "name", name);
 }
 
-static char *check_runs(const json_t *m, const json_t *res,
+/* The layout's version: 1 (before the counters), 2; 0 if unknown. */
+static int schema_of(const json_t *m)
+{
+	const char *v = jstr(m, "ak_macro_schema");
+
+	return !strcmp(v, "1") ? 1 : !strcmp(v, RP_MACRO_SCHEMA) ? 2 : 0;
+}
+
+/*
+ * The counters of a run of allocator a: a design's from schema 2 on, of
+ * no other allocator's; and a run that was ok had a process report them.
+ */
+static char *check_counters(const json_t *m, const json_t *a,
+			    const json_t *run, const char *where)
+{
+	const json_t *c = json_object_get(run, "malloc_counters");
+	bool design = jis(a, "kind", "design");
+	char *w, *e;
+
+	if (!c && design && schema_of(m) >= 2)
+		return rp_asprintf("%s.malloc_counters: missing (a run of a design, ak_macro_schema %s)",
+				   where, RP_MACRO_SCHEMA);
+	if (!c)
+		return NULL;
+	if (!design)
+		return rp_asprintf("%s.malloc_counters: %s is not a design: only libatomkit-malloc.so has counters",
+				   where, jstr(a, "name"));
+	w = rp_asprintf("%s.malloc_counters", where);
+	e = check_obj(c, m_counters, w);
+	if (!e && json_is_true(json_object_get(run, "ok")) &&
+	    !json_integer_value(json_object_get(c, "processes")))
+		e = rp_asprintf("%s.processes: 0 in a run that is ok (a design's run where no process reported fails)",
+				w);
+	free(w);
+	return e;
+}
+
+static char *check_runs(const json_t *m, const json_t *a, const json_t *res,
 			const char *where, int *failed)
 {
 	long nruns = json_integer_value(json_object_get(m, "ak_runs"));
@@ -194,6 +250,8 @@ static char *check_runs(const json_t *m, const json_t *res,
 		if (!e && (r < 1 || r > nruns))
 			e = rp_asprintf("%s.run: %ld is not one of the %ld runs (ak_runs)",
 					w, r, nruns);
+		if (!e)
+			e = check_counters(m, a, run, w);
 		free(w);
 		if (e)
 			return e;
@@ -227,7 +285,7 @@ static char *check_workload(const json_t *m, const json_t *wl,
 			e = rp_asprintf("%s.allocator: \"%s\" is not an allocator that ran (allocators)",
 					w, jstr(res, "allocator"));
 		if (!e)
-			e = check_runs(m, res, w, failed);
+			e = check_runs(m, a, res, w, failed);
 		free(w);
 		if (e)
 			return e;
@@ -245,8 +303,8 @@ static char *check_macro(const json_t *m)
 
 	if (e)
 		return e;
-	if (!jis(m, "ak_macro_schema", RP_MACRO_SCHEMA))
-		return rp_asprintf("ak_macro_schema: version %s is unknown (this atomkit-report reads version %s)",
+	if (!schema_of(m))
+		return rp_asprintf("ak_macro_schema: version %s is unknown (this atomkit-report reads versions 1 and %s)",
 				   jstr(m, "ak_macro_schema"), RP_MACRO_SCHEMA);
 	json_array_foreach(json_object_get(m, "allocators"), i, v) {
 		w = rp_asprintf("allocators[%zu]", i);

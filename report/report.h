@@ -255,7 +255,8 @@ void rp_timer_cell(struct rp_tab *t, const struct rp_set *s,
  * it in `tables`, `plot` and `select`.
  */
 #define RP_MACRO_FILE	"macro.json"
-#define RP_MACRO_SCHEMA	"1"
+/* the layout it writes now; version 1, before the counters, is read too */
+#define RP_MACRO_SCHEMA	"2"
 bool rp_macro_load(struct rp_set *s);
 void rp_macro_check(const struct rp_set *s);
 void rp_macro_tables(const struct rp_set *s);

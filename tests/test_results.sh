@@ -476,8 +476,8 @@ else
 		'0,/"user_s": [0-9.]*/s//"user_s": "fast"/'
 	damage "member missing" 'workloads[0].results[0].runs[0].max_rss_kb: missing' \
 		'0,/"max_rss_kb": [0-9]*, /s///'
-	damage "unknown schema" 'ak_macro_schema: version 2 is unknown (this atomkit-report reads version 1)' \
-		's/"ak_macro_schema": "1"/"ak_macro_schema": "2"/'
+	damage "unknown schema" 'ak_macro_schema: version 3 is unknown (this atomkit-report reads versions 1 and 2)' \
+		's/"ak_macro_schema": "1"/"ak_macro_schema": "3"/'
 	damage "failures miscounted" 'ak_failures: 999, but ' \
 		's/"ak_failures": [0-9]*/"ak_failures": 999/'
 	damage "unknown allocator" 'workloads[0].results[1].allocator: "nosuch" is not an allocator that ran' \
