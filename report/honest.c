@@ -110,19 +110,6 @@ static bool fig_or_why(struct rp_tab *t, const struct rp_set *s,
 	return !isnan(f->v);
 }
 
-/* A count (of slabs): whole where it is, else as any figure. */
-static const char *count(double v)
-{
-	static char buf[4][32];
-	static int next;
-	char *b = buf[next++ % 4];
-
-	if (v != floor(v) || fabs(v) >= 1e15)
-		return rp_num(v);
-	snprintf(b, 32, "%.0f", v);
-	return b;
-}
-
 /* ---- seq at the large sizes against the best system allocator ---- */
 
 static const long gap_sizes[] = { 4096, 16384 };
@@ -155,7 +142,7 @@ static char *gap_reason(const struct rp_set *s, const char *design,
 		      f);
 	else if (ns.v > 0)
 		fprintf(f, "it mapped %s slabs while timed (new_slabs): not a steady state",
-			count(ns.v));
+			rp_count(ns.v));
 	else
 		fputs("it mapped no slab while timed (new_slabs 0)", f);
 	if (rp_fig_unit(s, c, phase, &cold)) {
@@ -163,7 +150,7 @@ static char *gap_reason(const struct rp_set *s, const char *design,
 			rp_num(cold.v));
 		if (rp_fig(c, "slabs", &slabs))
 			fprintf(f, " with %s slabs mapped per run",
-				count(slabs.v));
+				rp_count(slabs.v));
 		fprintf(f, ", so warm is %s of cold%s", rp_pct(d->v / cold.v),
 			d->v >= cold.v ? ": no cheaper than a cold start" :
 			d->v >= cold.v / 2 ? ": close to a cold start" :
@@ -301,7 +288,7 @@ void rp_slab_cold(const struct rp_set *s)
 			rp_fig_unit(s, b, "free_", &f);
 			if (rp_fig(b, "slabs", &sl))
 				rp_cell(&t, "%s / %s (%s slabs)", rp_num(a.v),
-					rp_num(f.v), count(sl.v));
+					rp_num(f.v), rp_count(sl.v));
 			else
 				rp_cell(&t, "%s / %s", rp_num(a.v),
 					rp_num(f.v));

@@ -3,10 +3,12 @@
  * The whole programs: macro.json, which scripts/run-macro writes into a
  * result set (doc/benchmarks.md, "macro.json"), checked as the set loads
  * and rendered as the seed's last table (user, system and elapsed time
- * of a real workload under each allocator), one per workload; a plot of
- * time and RSS relative to glibc's; and in `select`, the fastest
- * fastpath set against the fastest whole program, which the slab
- * threads were told to do before believing a micro-benchmark.
+ * of a real workload under each allocator), one per workload, with the
+ * counters of libatomkit-malloc.so beside it, so that a design's gap
+ * comes with what its allocator did; a plot of time and RSS relative to
+ * glibc's; and in `select`, the fastest fastpath set against the fastest
+ * whole program, which the slab threads were told to do before believing
+ * a micro-benchmark.
  *
  * A damaged file (not JSON, a member missing or of the wrong type, a
  * negative time or count, a run of an allocator the file does not list)
@@ -533,6 +535,99 @@ static void macro_table(const struct rp_set *s, const json_t *m,
 	rp_tab_print(&t);
 }
 
+/* ---- the counters of libatomkit-malloc.so beside each table ---- */
+
+/*
+ * What the table shows of malloc_counters: the fields that tell the
+ * designs apart (large_allocs and deferred_frees follow from the
+ * program, the rest are in the file).
+ */
+static const struct {
+	const char *key, *head;
+	double scale;
+} cfields[] = {
+	{ "processes", "procs", 1 },
+	{ "refills", "refills", 1 },
+	{ "slabs_made", "slabs made", 1 },
+	{ "slabs_released", "slabs freed", 1 },
+	{ "heap_misses", "heap misses", 1 },
+	{ "madvise_calls", "madvise", 1 },
+	{ "mapped_bytes_max", "mapped MiB", 1.0 / (1 << 20) },
+	{ "fallback_allocs", "fallback", 1 },
+};
+
+#define NR_CFIELDS	(sizeof(cfields) / sizeof(cfields[0]))
+
+/* The mean of each over alloc's runs that were ok; 0 runs: none. */
+static int counters_of(const json_t *wl, const char *alloc, double *v)
+{
+	json_t *run, *c;
+	size_t i, k;
+	int n = 0;
+
+	for (k = 0; k < NR_CFIELDS; k++)
+		v[k] = 0;
+	json_array_foreach(json_object_get(result_of(wl, alloc), "runs"), i,
+			   run) {
+		c = json_object_get(run, "malloc_counters");
+		if (!c || !json_is_true(json_object_get(run, "ok")))
+			continue;
+		for (k = 0; k < NR_CFIELDS; k++)
+			v[k] += cfields[k].scale * (double)json_integer_value(
+				json_object_get(c, cfields[k].key));
+		n++;
+	}
+	for (k = 0; n && k < NR_CFIELDS; k++)
+		v[k] /= n;
+	return n;
+}
+
+/* Whether any design (allocator of kind "design") ran. */
+static bool designs_ran(const json_t *m)
+{
+	const json_t *a;
+	size_t i;
+
+	for (i = 0; (a = nth_ran(m, "allocators", i)); i++)
+		if (jis(a, "kind", "design"))
+			return true;
+	return false;
+}
+
+static void counter_table(const json_t *m, const json_t *wl)
+{
+	double v[NR_CFIELDS];
+	const json_t *a;
+	struct rp_tab t;
+	size_t i, k;
+	int rows = 0;
+
+	if (schema_of(m) < 2 || !designs_ran(m))
+		return;
+	rp_tab_init(&t, "lr");
+	t.ncol = NR_CFIELDS + 1;
+	rp_cell(&t, "design");
+	for (k = 0; k < NR_CFIELDS; k++)
+		rp_cell(&t, "%s", cfields[k].head);
+	for (i = 0; (a = nth_ran(m, "allocators", i)); i++) {
+		if (!jis(a, "kind", "design") ||
+		    !counters_of(wl, jstr(a, "name"), v))
+			continue;
+		rows++;
+		rp_cell_as(&t, 't', jstr(a, "name"));
+		for (k = 0; k < NR_CFIELDS; k++)
+			rp_cell(&t, "%s", cfields[k].scale == 1 ?
+				rp_count(v[k]) : rp_num(v[k]));
+	}
+	if (rows) {
+		puts("\nThe counters of libatomkit-malloc.so, per run:\n");
+		rp_tab_print(&t);
+	} else {
+		puts("\nNo counters of libatomkit-malloc.so: no design has a run of it that was ok.");
+		rp_tab_notes(&t);
+	}
+}
+
 /* "a, b: why" for each reason of the skipped entries of what. */
 static void left_out(const json_t *m, const char *what, const char *name)
 {
@@ -587,8 +682,14 @@ void rp_macro_tables(const struct rp_set *s)
 	       rp_md('t', jstr(m, "ak_baseline")),
 	       rp_md('t', jstr(m, "ak_baseline")),
 	       rp_md('t', jstr(m, "ak_baseline")));
-	for (i = 0; (wl = nth_ran(m, "workloads", i)); i++)
+	if (schema_of(m) < 2)
+		puts("\nNo counters of libatomkit-malloc.so beside the tables: the set predates them (ak\\_macro\\_schema 1).");
+	else if (designs_ran(m))
+		puts("\nUnder each table, the designs' counters of libatomkit-malloc.so (doc/malloc.md, \"Counters\"), each the mean over the runs that were ok of its sum over the processes that reported; procs: how many did (a process that ends by \\_exit, a signal or exec reports nothing); refills: a per-CPU level ran empty and the slow path went to the slab lists; slabs made, freed: carved from the page heap, given back to it; heap misses: page-heap requests that took new address space; madvise: free spans given back to the kernel (their pages fault in again when reused); mapped MiB: the most address space one process held at its exit; fallback: allocations served without the per-CPU layer.");
+	for (i = 0; (wl = nth_ran(m, "workloads", i)); i++) {
 		macro_table(s, m, wl);
+		counter_table(m, wl);
+	}
 	putchar('\n');
 	left_out(m, "workloads", "Workloads left out: ");
 	left_out(m, "allocators", "Allocators left out: ");
@@ -695,18 +796,12 @@ static const char *fastest_design(const json_t *m, const json_t *wl,
  */
 static const char *no_weighing(const struct rp_set *s, const char *pair)
 {
-	const json_t *a;
-	size_t i;
-
 	if (!s->macro)
 		return s->macro_damaged ? "its macro.json is damaged" :
 			"no whole programs in this set (no macro.json)";
 	if (!pair)
 		return "no design's 64 B pair in this set";
-	for (i = 0; (a = nth_ran(s->macro, "allocators", i)); i++)
-		if (jis(a, "kind", "design"))
-			return NULL;
-	return "no design ran the whole programs";
+	return designs_ran(s->macro) ? NULL : "no design ran the whole programs";
 }
 
 void rp_macro_select(const struct rp_set *s)

@@ -167,6 +167,7 @@ const char *rp_path_comp(const char *path, int up, char *buf, size_t n);
 const char *rp_prim_id(const struct rp_bench *b, char *buf, size_t n);
 
 const char *rp_num(double v);
+const char *rp_count(double v);
 const char *rp_pct(double frac);
 const char *rp_spread(const struct rp_fig *f);
 const char *rp_range(const struct rp_fig *f);
