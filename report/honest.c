@@ -422,11 +422,12 @@ void rp_slab_decomp(const struct rp_set *s)
 
 /*
  * One target's row: what, the figures used, the ratio, the goal, and
- * met or the gap; "n/a" with the missing input where why is set.
+ * met or the gap; "n/a" with the missing input where why is set.  The
+ * whole programs' targets (macro.c) are rows of the same kind.
  */
-static void goal_row(struct rp_tab *t, const char *what, const char *figs,
-		     double ratio, double goal, bool at_most,
-		     const char *why, const char *expect)
+void rp_goal_row(struct rp_tab *t, const char *what, const char *figs,
+		 double ratio, double goal, bool at_most, const char *why,
+		 const char *expect)
 {
 	rp_cell_as(t, 't', what);
 	rp_cell_as(t, 't', why ? "–" : figs);
@@ -512,8 +513,8 @@ static void pair_goals(struct rp_tab *t, const struct rp_set *s)
 		else if (!unit_fig(s, b, "", refs[i].name, &r, buf,
 				   sizeof(buf)))
 			why = buf;
-		goal_row(t, refs[i].what, figs2(who, best.v, r.v),
-			 best.v / r.v, refs[i].goal, true, why, NULL);
+		rp_goal_row(t, refs[i].what, figs2(who, best.v, r.v),
+			    best.v / r.v, refs[i].goal, true, why, NULL);
 	}
 }
 
@@ -545,8 +546,8 @@ void rp_slab_targets(const struct rp_set *s)
 			   "free_", "malloc-mimalloc's slab/seq at 64 B", &m,
 			   buf, sizeof(buf)))
 		why = buf;
-	goal_row(&t, "best seq free(64) / mimalloc's", figs2(who, d.v, m.v),
-		 d.v / m.v, 1, true, why, NULL);
+	rp_goal_row(&t, "best seq free(64) / mimalloc's",
+		    figs2(who, d.v, m.v), d.v / m.v, 1, true, why, NULL);
 
 	who = rp_best(s, "bulk", "bulk", 16, "", false, &bulk);
 	why = NULL;
@@ -555,14 +556,14 @@ void rp_slab_targets(const struct rp_set *s)
 	else if (!unit_fig(s, rp_slab(s, "pair", who, 256), "",
 			   "its slab/pair at 256 B", &pair, buf, sizeof(buf)))
 		why = buf;
-	goal_row(&t, "best bulk-16 / its pair 256 B",
-		 figs2(who, bulk.v, pair.v), bulk.v / pair.v, 0.5, true, why,
-		 NULL);
+	rp_goal_row(&t, "best bulk-16 / its pair 256 B",
+		    figs2(who, bulk.v, pair.v), bulk.v / pair.v, 0.5, true,
+		    why, NULL);
 
 	/* 2 threads against 1, at 64 bytes, else the first size there is */
 	if (size < 0)
-		goal_row(&t, "every design, 2 thr / 1 thr", "", NAN, 1.8,
-			 false, "no slab/conc rows in this set", NULL);
+		rp_goal_row(&t, "every design, 2 thr / 1 thr", "", NAN,
+			    1.8, false, "no slab/conc rows in this set", NULL);
 	impls_of(s, "conc", size, true, false, &designs);
 	for (i = 0; i < designs.n; i++) {
 		bool locked = !strcmp(designs.v[i], "locked");
@@ -573,9 +574,9 @@ void rp_slab_targets(const struct rp_set *s)
 		if (!conc_fig(s, designs.v[i], size, 1, &m1) ||
 		    !conc_fig(s, designs.v[i], size, 2, &m2))
 			why = "no slab/conc figure at 1 and 2 threads";
-		goal_row(&t, what, figs2(NULL, m2.v, m1.v), m2.v / m1.v, 1.8,
-			 false, why,
-			 locked ? " (expected: one lock)" : NULL);
+		rp_goal_row(&t, what, figs2(NULL, m2.v, m1.v), m2.v / m1.v,
+			    1.8, false, why,
+			    locked ? " (expected: one lock)" : NULL);
 	}
 	rp_tab_print(&t);
 	rp_strs_free(&designs);

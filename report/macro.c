@@ -5,10 +5,10 @@
  * and rendered as the seed's last table (user, system and elapsed time
  * of a real workload under each allocator), one per workload, with the
  * counters of libatomkit-malloc.so beside it, so that a design's gap
- * comes with what its allocator did; a plot of time and RSS relative to
- * glibc's; and in `select`, the fastest fastpath set against the fastest
- * whole program, which the slab threads were told to do before believing
- * a micro-benchmark.
+ * comes with what its allocator did; the targets of the whole programs;
+ * a plot of time and RSS relative to glibc's; and in `select`, the
+ * fastest fastpath set against the fastest whole program, which the slab
+ * threads were told to do before believing a micro-benchmark.
  *
  * A damaged file (not JSON, a member missing or of the wrong type, a
  * negative time or count, a run of an allocator the file does not list)
@@ -460,6 +460,35 @@ static bool mstat_of(const json_t *wl, const char *alloc, struct mstat *m)
 	return m->f[F_ELAPSED].n > 0;
 }
 
+/*
+ * Of the allocators of kind ("design", "system") that ran wl, but the
+ * one named but: the one whose mean figure k is the lowest (the highest
+ * where highest), its means in *out; only those with a run that was ok,
+ * or where whole, those with no run that failed.  NULL if none.
+ */
+static const char *pick(const json_t *m, const json_t *wl, const char *kind,
+			const char *but, int k, bool highest, bool whole,
+			struct mstat *out)
+{
+	const char *who = NULL;
+	struct mstat st;
+	const json_t *a;
+	size_t i;
+
+	for (i = 0; (a = nth_ran(m, "allocators", i)); i++) {
+		if (!jis(a, "kind", kind) || (but && jis(a, "name", but)) ||
+		    !mstat_of(wl, jstr(a, "name"), &st) ||
+		    (whole && st.failed))
+			continue;
+		if (!who || (highest ? st.f[k].v > out->f[k].v :
+			     st.f[k].v < out->f[k].v)) {
+			who = jstr(a, "name");
+			*out = st;
+		}
+	}
+	return who;
+}
+
 /* ---- tables ---- */
 
 static void describe(const json_t *wl)
@@ -658,6 +687,149 @@ static void left_out(const json_t *m, const char *what, const char *name)
 	rp_strs_free(&why);
 }
 
+/* ---- the targets of the whole programs ---- */
+
+/*
+ * A target of wl: the design picked (the highest figure k of the
+ * per-CPU designs where worst, else the lowest of all designs) over ref,
+ * the reference's figure: "sheaf 2.47 / glibc 2.31", or with rname
+ * "(1.2 x glibc)" after it, "sheaf 30.0 / 23.7 (1.2 x glibc)".  n/a
+ * where why is set.
+ */
+static void goal(struct rp_tab *t, const json_t *m, const json_t *wl,
+		 const char *what, int k, bool worst, const char *rname,
+		 double ref, const char *why, double target)
+{
+	char *w = rp_asprintf("%s: %s", jstr(wl, "name"), what), *f = NULL;
+	const char *who;
+	struct mstat d;
+
+	who = pick(m, wl, "design", worst ? "locked" : NULL, k, worst, true,
+		   &d);
+	if (!who)
+		why = worst ? "no per-CPU design ran it without a failed run" :
+			"no design ran it without a failed run";
+	else if (!why && !(ref > 0))
+		why = "the reference's figure is 0";
+	if (!why) {
+		char x[32];
+
+		snprintf(x, sizeof(x), "%s", rp_num(d.f[k].v));
+		if (*rname == '(')
+			f = rp_asprintf("%s %s / %s %s", who, x, rp_num(ref),
+					rname);
+		else
+			f = rp_asprintf("%s %s / %s %s", who, x, rname,
+					rp_num(ref));
+	}
+	rp_goal_row(t, w, f, why ? NAN : d.f[k].v / ref, target, true, why,
+		    NULL);
+	free(f);
+	free(w);
+}
+
+/* The targets of each workload (issue 23), each over a system allocator. */
+static const struct target {
+	const char *what;
+	int fig;
+	bool per_cpu;	/* the slowest per-CPU design, not the best design */
+	double goal;
+} targets[] = {
+	{ "elapsed", F_ELAPSED, false, 1.0 },
+	{ "per-CPU elapsed", F_ELAPSED, true, 1.1 },
+	{ "peak RSS", F_RSS, false, 1.0 },	/* or 1.2 x glibc's */
+	{ "minor faults", F_MINOR, false, 1.2 },
+};
+
+static void workload_goals(struct rp_tab *t, const json_t *m,
+			   const json_t *wl)
+{
+	const char *base = jstr(m, "ak_baseline"), *sys, *why;
+	char *rname, base_why[128];
+	struct mstat s, g;
+	size_t k;
+	double ref;
+
+	snprintf(base_why, sizeof(base_why),
+		 "%s did not run it without a failed run", base);
+	for (k = 0; k < sizeof(targets) / sizeof(targets[0]); k++) {
+		const struct target *tg = &targets[k];
+
+		sys = pick(m, wl, "system", NULL, tg->fig, false, true, &s);
+		why = sys ? NULL :
+			"no system allocator ran it without a failed run";
+		rname = rp_strdup(sys ? sys : "");
+		ref = sys ? s.f[tg->fig].v : NAN;
+		if (tg->fig == F_RSS && !why) {
+			/* max(1.2 x glibc's, the best system allocator's) */
+			if (!mstat_of(wl, base, &g) || g.failed) {
+				why = base_why;
+			} else if (1.2 * g.f[F_RSS].v > ref) {
+				ref = 1.2 * g.f[F_RSS].v;
+				free(rname);
+				rname = rp_asprintf("(1.2 x %s)", base);
+			}
+		}
+		goal(t, m, wl, tg->what, tg->fig, tg->per_cpu, rname, ref, why,
+		     tg->goal);
+		free(rname);
+	}
+}
+
+/*
+ * The allocators left out of the targets, per workload, with their
+ * failed runs: "redis: array (1 of 3), sheaf (3 of 3)".
+ */
+static void goals_left_out(const json_t *m)
+{
+	const json_t *wl, *a;
+	struct mstat st;
+	size_t i, j;
+	int n = 0, k;
+
+	for (i = 0; (wl = nth_ran(m, "workloads", i)); i++)
+		for (k = 0, j = 0; (a = nth_ran(m, "allocators", j)); j++) {
+			if (!result_of(wl, jstr(a, "name")))
+				continue;
+			mstat_of(wl, jstr(a, "name"), &st);
+			if (!st.failed)
+				continue;
+			if (!k++)
+				printf("%s%s: ", n++ ? "; " :
+				       "\nLeft out of the targets, for their failed runs: ",
+				       rp_md('t', jstr(wl, "name")));
+			else
+				fputs(", ", stdout);
+			printf("%s (%d of %d)", rp_md('t', jstr(a, "name")),
+			       st.failed, st.runs);
+		}
+	if (n)
+		puts(".");
+}
+
+static void macro_targets(const struct rp_set *s, const json_t *m)
+{
+	const json_t *wl;
+	struct rp_tab t;
+	size_t i;
+
+	if (!nth_ran(m, "workloads", 0) || !designs_ran(m)) {
+		puts("\nNo targets of the whole programs: no design ran a workload.");
+		return;
+	}
+	rp_head(s, "Targets of the whole programs (reported, never asserted)",
+		NULL, NULL, NULL);
+	printf("Means over the runs, per workload; only an allocator that ran it without a failed run counts. elapsed: the fastest design's elapsed time over the fastest system allocator's (glibc, tcmalloc, jemalloc, mimalloc); per-CPU elapsed: the slowest per-CPU design's (every design but locked) over the same; peak RSS: the leanest design's peak RSS over the larger of 1.2 x %s's and the leanest system allocator's; minor faults: the design with the fewest over the system allocator with the fewest. Each target: met, or its gap to the goal; n/a says which input is missing.%s\n\n",
+	       rp_md('t', jstr(m, "ak_baseline")),
+	       s->emulated ? " **Emulated: these ratios mean nothing.**" : "");
+	rp_tab_init(&t, "llrll");
+	rp_row(&t, "target|figures|ratio|goal|verdict");
+	for (i = 0; (wl = nth_ran(m, "workloads", i)); i++)
+		workload_goals(&t, m, wl);
+	rp_tab_print(&t);
+	goals_left_out(m);
+}
+
 void rp_macro_tables(const struct rp_set *s)
 {
 	const json_t *m = s->macro, *wl;
@@ -693,6 +865,7 @@ void rp_macro_tables(const struct rp_set *s)
 	putchar('\n');
 	left_out(m, "workloads", "Workloads left out: ");
 	left_out(m, "allocators", "Allocators left out: ");
+	macro_targets(s, m);
 }
 
 /* ---- plots: time and RSS relative to the baseline, per workload ---- */
@@ -775,19 +948,7 @@ void rp_macro_plot(struct plots *pl, const struct rp_set *s, const char *tag)
 static const char *fastest_design(const json_t *m, const json_t *wl,
 				  struct mstat *best)
 {
-	const char *who = NULL;
-	struct mstat st;
-	const json_t *a;
-	size_t i;
-
-	for (i = 0; (a = nth_ran(m, "allocators", i)); i++)
-		if (jis(a, "kind", "design") &&
-		    mstat_of(wl, jstr(a, "name"), &st) &&
-		    (!who || st.f[F_ELAPSED].v < best->f[F_ELAPSED].v)) {
-			who = jstr(a, "name");
-			*best = st;
-		}
-	return who;
+	return pick(m, wl, "design", NULL, F_ELAPSED, false, false, best);
 }
 
 /*

@@ -245,6 +245,9 @@ void rp_slab_seq_gap(const struct rp_set *s);
 void rp_slab_cold(const struct rp_set *s);
 void rp_slab_decomp(const struct rp_set *s);
 void rp_slab_targets(const struct rp_set *s);
+void rp_goal_row(struct rp_tab *t, const char *what, const char *figs,
+		 double ratio, double goal, bool at_most, const char *why,
+		 const char *expect);
 const char *rp_timer_caption(const struct rp_set *s);
 void rp_timer_cell(struct rp_tab *t, const struct rp_set *s,
 		   const struct rp_bench *b);
