@@ -289,17 +289,25 @@ damage() {
 	fi
 }
 
+# fixture NAME FILE: whether atomkit-report is built (else a skip) and the
+# fixture's FILE unpacked (else a failure)
+fixture() {
+	if [ ! -x "$report" ]; then
+		skip "$1" "atomkit-report not built"
+		return 1
+	fi
+	[ -f "$2" ] && return 0
+	not_ok "$1 missing: $2"
+	return 1
+}
+
 # the lines of FILE from the heading starting with $2 to the next heading
 section() {
 	awk -v h="### $2" 'index($0, h) == 1 { on = 1; print; next }
 		/^### / { on = 0 } on' "$1"
 }
 
-if [ ! -x "$report" ]; then
-	skip "honest fixture" "atomkit-report not built"
-elif [ ! -f "$honest/macro.json" ]; then
-	not_ok "honest fixture missing: $honest"
-else
+if fixture "honest fixture" "$honest/macro.json"; then
 	clean "tables of the honest fixture" "$tmp/h.md" \
 		"$report" tables "$honest"
 	has "tables: issue 14's tables and the whole programs" "$tmp/h.md" \
@@ -540,11 +548,7 @@ fi
 # has the designs' counters under it, figures that are the means of the
 # file's, and the targets of the whole programs; damage to the counters
 # is one line, as any other.
-if [ ! -x "$report" ]; then
-	skip "counters fixture" "atomkit-report not built"
-elif [ ! -f "$counters/macro.json" ]; then
-	not_ok "counters fixture missing: $counters"
-else
+if fixture "counters fixture" "$counters/macro.json"; then
 	clean "tables of the counters fixture" "$tmp/c.md" \
 		"$report" tables "$counters"
 	if tables_well_formed "$tmp/c.md" 2>"$tmp/err"; then
