@@ -176,6 +176,23 @@ static void fork_release(void)
 	pthread_mutex_unlock(&init_lock);
 }
 
+static void counts_now(struct ak_malloc_info *out);
+
+/*
+ * The counts a child of fork() inherited from its parent: the child's own
+ * (ak_malloc_info(), the AK_MALLOC_STATS line) start from them, so that
+ * the lines of a parent and of a child that both exit add up to what the
+ * two did, never counting the parent's calls twice.
+ */
+static struct ak_malloc_info inherited;
+
+static void fork_child(void)
+{
+	fork_release();
+	if (ready_mode >= 0)
+		counts_now(&inherited);
+}
+
 /* A bad setting is refused before anything runs on it. */
 static void __attribute__((noreturn)) refuse(void)
 {
@@ -218,7 +235,7 @@ static void setup(void)
 	design = (enum ak_slab_fastpath)fp;
 	/* the caches are made as their sizes are first asked for */
 	if (!atfork_done) {
-		pthread_atfork(fork_prepare, fork_release, fork_release);
+		pthread_atfork(fork_prepare, fork_release, fork_child);
 		atfork_done = true;
 	}
 	__atomic_store_n(&ready_mode, m, __ATOMIC_RELEASE);
@@ -579,19 +596,44 @@ EXPORT size_t malloc_usable_size(void *p)
 	return p ? usable(p) : 0;
 }
 
-EXPORT int ak_malloc_info(struct ak_malloc_info *out)
+/* The counts since the library was set up, and the bytes held now. */
+static void counts_now(struct ak_malloc_info *out)
 {
-	int m = __atomic_load_n(&ready_mode, __ATOMIC_ACQUIRE);
-
-	if (m < 0)
-		return -1;
 	memset(out, 0, sizeof(*out));
-	out->design = ak_slab_fastpath_name(design);
-	out->mode = ak_percpu_mode_name((enum ak_percpu_mode)m);
 	akm_pages_stats(out);
 	out->refills = slab_refill_count();
 	out->fallback_allocs = __atomic_load_n(&nr_fallback, __ATOMIC_RELAXED);
 	out->deferred_frees = __atomic_load_n(&nr_deferred, __ATOMIC_RELAXED);
+}
+
+/* The fields of struct ak_malloc_info that count calls, not bytes. */
+static const size_t count_fields[] = {
+	offsetof(struct ak_malloc_info, refills),
+	offsetof(struct ak_malloc_info, slabs_made),
+	offsetof(struct ak_malloc_info, slabs_released),
+	offsetof(struct ak_malloc_info, large_allocs),
+	offsetof(struct ak_malloc_info, heap_hits),
+	offsetof(struct ak_malloc_info, heap_misses),
+	offsetof(struct ak_malloc_info, maps),
+	offsetof(struct ak_malloc_info, unmaps),
+	offsetof(struct ak_malloc_info, madvise_calls),
+	offsetof(struct ak_malloc_info, fallback_allocs),
+	offsetof(struct ak_malloc_info, deferred_frees),
+};
+
+EXPORT int ak_malloc_info(struct ak_malloc_info *out)
+{
+	int m = __atomic_load_n(&ready_mode, __ATOMIC_ACQUIRE);
+	size_t k;
+
+	if (m < 0)
+		return -1;
+	counts_now(out);
+	for (k = 0; k < sizeof(count_fields) / sizeof(*count_fields); k++)
+		*(size_t *)((char *)out + count_fields[k]) -=
+			*(size_t *)((char *)&inherited + count_fields[k]);
+	out->design = ak_slab_fastpath_name(design);
+	out->mode = ak_percpu_mode_name((enum ak_percpu_mode)m);
 	return 0;
 }
 

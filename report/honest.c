@@ -110,19 +110,6 @@ static bool fig_or_why(struct rp_tab *t, const struct rp_set *s,
 	return !isnan(f->v);
 }
 
-/* A count (of slabs): whole where it is, else as any figure. */
-static const char *count(double v)
-{
-	static char buf[4][32];
-	static int next;
-	char *b = buf[next++ % 4];
-
-	if (v != floor(v) || fabs(v) >= 1e15)
-		return rp_num(v);
-	snprintf(b, 32, "%.0f", v);
-	return b;
-}
-
 /* ---- seq at the large sizes against the best system allocator ---- */
 
 static const long gap_sizes[] = { 4096, 16384 };
@@ -155,7 +142,7 @@ static char *gap_reason(const struct rp_set *s, const char *design,
 		      f);
 	else if (ns.v > 0)
 		fprintf(f, "it mapped %s slabs while timed (new_slabs): not a steady state",
-			count(ns.v));
+			rp_count(ns.v));
 	else
 		fputs("it mapped no slab while timed (new_slabs 0)", f);
 	if (rp_fig_unit(s, c, phase, &cold)) {
@@ -163,7 +150,7 @@ static char *gap_reason(const struct rp_set *s, const char *design,
 			rp_num(cold.v));
 		if (rp_fig(c, "slabs", &slabs))
 			fprintf(f, " with %s slabs mapped per run",
-				count(slabs.v));
+				rp_count(slabs.v));
 		fprintf(f, ", so warm is %s of cold%s", rp_pct(d->v / cold.v),
 			d->v >= cold.v ? ": no cheaper than a cold start" :
 			d->v >= cold.v / 2 ? ": close to a cold start" :
@@ -301,7 +288,7 @@ void rp_slab_cold(const struct rp_set *s)
 			rp_fig_unit(s, b, "free_", &f);
 			if (rp_fig(b, "slabs", &sl))
 				rp_cell(&t, "%s / %s (%s slabs)", rp_num(a.v),
-					rp_num(f.v), count(sl.v));
+					rp_num(f.v), rp_count(sl.v));
 			else
 				rp_cell(&t, "%s / %s", rp_num(a.v),
 					rp_num(f.v));
@@ -435,11 +422,12 @@ void rp_slab_decomp(const struct rp_set *s)
 
 /*
  * One target's row: what, the figures used, the ratio, the goal, and
- * met or the gap; "n/a" with the missing input where why is set.
+ * met or the gap; "n/a" with the missing input where why is set.  The
+ * whole programs' targets (macro.c) are rows of the same kind.
  */
-static void goal_row(struct rp_tab *t, const char *what, const char *figs,
-		     double ratio, double goal, bool at_most,
-		     const char *why, const char *expect)
+void rp_goal_row(struct rp_tab *t, const char *what, const char *figs,
+		 double ratio, double goal, bool at_most, const char *why,
+		 const char *expect)
 {
 	rp_cell_as(t, 't', what);
 	rp_cell_as(t, 't', why ? "–" : figs);
@@ -525,8 +513,8 @@ static void pair_goals(struct rp_tab *t, const struct rp_set *s)
 		else if (!unit_fig(s, b, "", refs[i].name, &r, buf,
 				   sizeof(buf)))
 			why = buf;
-		goal_row(t, refs[i].what, figs2(who, best.v, r.v),
-			 best.v / r.v, refs[i].goal, true, why, NULL);
+		rp_goal_row(t, refs[i].what, figs2(who, best.v, r.v),
+			    best.v / r.v, refs[i].goal, true, why, NULL);
 	}
 }
 
@@ -558,8 +546,8 @@ void rp_slab_targets(const struct rp_set *s)
 			   "free_", "malloc-mimalloc's slab/seq at 64 B", &m,
 			   buf, sizeof(buf)))
 		why = buf;
-	goal_row(&t, "best seq free(64) / mimalloc's", figs2(who, d.v, m.v),
-		 d.v / m.v, 1, true, why, NULL);
+	rp_goal_row(&t, "best seq free(64) / mimalloc's",
+		    figs2(who, d.v, m.v), d.v / m.v, 1, true, why, NULL);
 
 	who = rp_best(s, "bulk", "bulk", 16, "", false, &bulk);
 	why = NULL;
@@ -568,14 +556,14 @@ void rp_slab_targets(const struct rp_set *s)
 	else if (!unit_fig(s, rp_slab(s, "pair", who, 256), "",
 			   "its slab/pair at 256 B", &pair, buf, sizeof(buf)))
 		why = buf;
-	goal_row(&t, "best bulk-16 / its pair 256 B",
-		 figs2(who, bulk.v, pair.v), bulk.v / pair.v, 0.5, true, why,
-		 NULL);
+	rp_goal_row(&t, "best bulk-16 / its pair 256 B",
+		    figs2(who, bulk.v, pair.v), bulk.v / pair.v, 0.5, true,
+		    why, NULL);
 
 	/* 2 threads against 1, at 64 bytes, else the first size there is */
 	if (size < 0)
-		goal_row(&t, "every design, 2 thr / 1 thr", "", NAN, 1.8,
-			 false, "no slab/conc rows in this set", NULL);
+		rp_goal_row(&t, "every design, 2 thr / 1 thr", "", NAN,
+			    1.8, false, "no slab/conc rows in this set", NULL);
 	impls_of(s, "conc", size, true, false, &designs);
 	for (i = 0; i < designs.n; i++) {
 		bool locked = !strcmp(designs.v[i], "locked");
@@ -586,9 +574,9 @@ void rp_slab_targets(const struct rp_set *s)
 		if (!conc_fig(s, designs.v[i], size, 1, &m1) ||
 		    !conc_fig(s, designs.v[i], size, 2, &m2))
 			why = "no slab/conc figure at 1 and 2 threads";
-		goal_row(&t, what, figs2(NULL, m2.v, m1.v), m2.v / m1.v, 1.8,
-			 false, why,
-			 locked ? " (expected: one lock)" : NULL);
+		rp_goal_row(&t, what, figs2(NULL, m2.v, m1.v), m2.v / m1.v,
+			    1.8, false, why,
+			    locked ? " (expected: one lock)" : NULL);
 	}
 	rp_tab_print(&t);
 	rp_strs_free(&designs);

@@ -1162,6 +1162,18 @@ const char *rp_num(double v)
 	return b;
 }
 
+/* A count (of slabs, of calls): whole where it is, else as any figure. */
+const char *rp_count(double v)
+{
+	char *b;
+
+	if (isnan(v) || v != floor(v) || fabs(v) >= 1e15)
+		return rp_num(v);
+	b = ring();
+	snprintf(b, RINGLEN, "%.0f", v);
+	return b;
+}
+
 const char *rp_pct(double frac)
 {
 	char *b = ring();

@@ -3,9 +3,11 @@
  * The whole programs: macro.json, which scripts/run-macro writes into a
  * result set (doc/benchmarks.md, "macro.json"), checked as the set loads
  * and rendered as the seed's last table (user, system and elapsed time
- * of a real workload under each allocator), one per workload; a plot of
- * time and RSS relative to glibc's; and in `select`, the fastest
- * fastpath set against the fastest whole program, which the slab
+ * of a real workload under each allocator), one per workload, with the
+ * counters of libatomkit-malloc.so beside it, so that a design's gap
+ * comes with what its allocator did; the targets of the whole programs;
+ * a plot of time and RSS relative to glibc's; and in `select`, the
+ * fastest fastpath set against the fastest whole program, which the slab
  * threads were told to do before believing a micro-benchmark.
  *
  * A damaged file (not JSON, a member missing or of the wrong type, a
@@ -76,7 +78,26 @@ static const struct member m_run[] = {
 	{ "exit_status", M_INT | M_NULL }, { "signal", M_INT | M_NULL },
 	{ "timed_out", M_BOOL }, { "output_sha256", M_STR },
 	{ "output_bytes", M_NUM }, { "output_matches_baseline", M_BOOL },
-	{ "ok", M_BOOL }, { "note", M_STR | M_OPT }, { NULL, 0 },
+	{ "ok", M_BOOL }, { "note", M_STR | M_OPT },
+	{ "malloc_counters", M_OBJ | M_OPT }, { NULL, 0 },
+};
+
+/*
+ * A design's run from ak_macro_schema 2 on: the AK_MALLOC_STATS lines of
+ * its processes summed (doc/malloc.md, "Counters"); each byte field as
+ * its largest in one process and as summed.
+ */
+static const struct member m_counters[] = {
+	{ "processes", M_INT }, { "refills", M_INT }, { "slabs_made", M_INT },
+	{ "slabs_released", M_INT }, { "large_allocs", M_INT },
+	{ "heap_hits", M_INT }, { "heap_misses", M_INT }, { "maps", M_INT },
+	{ "unmaps", M_INT }, { "madvise_calls", M_INT },
+	{ "fallback_allocs", M_INT }, { "deferred_frees", M_INT },
+	{ "mapped_bytes_max", M_INT }, { "mapped_bytes_sum", M_INT },
+	{ "dirty_bytes_max", M_INT }, { "dirty_bytes_sum", M_INT },
+	{ "purged_bytes_max", M_INT }, { "purged_bytes_sum", M_INT },
+	{ "meta_bytes_max", M_INT }, { "meta_bytes_sum", M_INT },
+	{ NULL, 0 },
 };
 
 #define M_KIND(type)	((type) & ~(M_NULL | M_OPT))
@@ -177,7 +198,44 @@ static json_t *alloc_of(const json_t *m, const char *name)
 	return entry(m, "allocators", "name", name);
 }
 
-static char *check_runs(const json_t *m, const json_t *res,
+/* The layout's version: 1 (before the counters), 2; 0 if unknown. */
+static int schema_of(const json_t *m)
+{
+	const char *v = jstr(m, "ak_macro_schema");
+
+	return !strcmp(v, "1") ? 1 : !strcmp(v, RP_MACRO_SCHEMA) ? 2 : 0;
+}
+
+/*
+ * The counters of a run of allocator a: a design's from schema 2 on, of
+ * no other allocator's; and a run that was ok had a process report them.
+ */
+static char *check_counters(const json_t *m, const json_t *a,
+			    const json_t *run, const char *where)
+{
+	const json_t *c = json_object_get(run, "malloc_counters");
+	bool design = jis(a, "kind", "design");
+	char *w, *e;
+
+	if (!c && design && schema_of(m) >= 2)
+		return rp_asprintf("%s.malloc_counters: missing (a run of a design, ak_macro_schema %s)",
+				   where, RP_MACRO_SCHEMA);
+	if (!c)
+		return NULL;
+	if (!design)
+		return rp_asprintf("%s.malloc_counters: %s is not a design: only libatomkit-malloc.so has counters",
+				   where, jstr(a, "name"));
+	w = rp_asprintf("%s.malloc_counters", where);
+	e = check_obj(c, m_counters, w);
+	if (!e && json_is_true(json_object_get(run, "ok")) &&
+	    !json_integer_value(json_object_get(c, "processes")))
+		e = rp_asprintf("%s.processes: 0 in a run that is ok (a design's run where no process reported fails)",
+				w);
+	free(w);
+	return e;
+}
+
+static char *check_runs(const json_t *m, const json_t *a, const json_t *res,
 			const char *where, int *failed)
 {
 	long nruns = json_integer_value(json_object_get(m, "ak_runs"));
@@ -194,6 +252,8 @@ static char *check_runs(const json_t *m, const json_t *res,
 		if (!e && (r < 1 || r > nruns))
 			e = rp_asprintf("%s.run: %ld is not one of the %ld runs (ak_runs)",
 					w, r, nruns);
+		if (!e)
+			e = check_counters(m, a, run, w);
 		free(w);
 		if (e)
 			return e;
@@ -227,7 +287,7 @@ static char *check_workload(const json_t *m, const json_t *wl,
 			e = rp_asprintf("%s.allocator: \"%s\" is not an allocator that ran (allocators)",
 					w, jstr(res, "allocator"));
 		if (!e)
-			e = check_runs(m, res, w, failed);
+			e = check_runs(m, a, res, w, failed);
 		free(w);
 		if (e)
 			return e;
@@ -245,8 +305,8 @@ static char *check_macro(const json_t *m)
 
 	if (e)
 		return e;
-	if (!jis(m, "ak_macro_schema", RP_MACRO_SCHEMA))
-		return rp_asprintf("ak_macro_schema: version %s is unknown (this atomkit-report reads version %s)",
+	if (!schema_of(m))
+		return rp_asprintf("ak_macro_schema: version %s is unknown (this atomkit-report reads versions 1 and %s)",
 				   jstr(m, "ak_macro_schema"), RP_MACRO_SCHEMA);
 	json_array_foreach(json_object_get(m, "allocators"), i, v) {
 		w = rp_asprintf("allocators[%zu]", i);
@@ -400,6 +460,35 @@ static bool mstat_of(const json_t *wl, const char *alloc, struct mstat *m)
 	return m->f[F_ELAPSED].n > 0;
 }
 
+/*
+ * Of the allocators of kind ("design", "system") that ran wl, but the
+ * one named but: the one whose mean figure k is the lowest (the highest
+ * where highest), its means in *out; only those with a run that was ok,
+ * or where whole, those with no run that failed.  NULL if none.
+ */
+static const char *pick(const json_t *m, const json_t *wl, const char *kind,
+			const char *but, int k, bool highest, bool whole,
+			struct mstat *out)
+{
+	const char *who = NULL;
+	struct mstat st;
+	const json_t *a;
+	size_t i;
+
+	for (i = 0; (a = nth_ran(m, "allocators", i)); i++) {
+		if (!jis(a, "kind", kind) || (but && jis(a, "name", but)) ||
+		    !mstat_of(wl, jstr(a, "name"), &st) ||
+		    (whole && st.failed))
+			continue;
+		if (!who || (highest ? st.f[k].v > out->f[k].v :
+			     st.f[k].v < out->f[k].v)) {
+			who = jstr(a, "name");
+			*out = st;
+		}
+	}
+	return who;
+}
+
 /* ---- tables ---- */
 
 static void describe(const json_t *wl)
@@ -475,6 +564,99 @@ static void macro_table(const struct rp_set *s, const json_t *m,
 	rp_tab_print(&t);
 }
 
+/* ---- the counters of libatomkit-malloc.so beside each table ---- */
+
+/*
+ * What the table shows of malloc_counters: the fields that tell the
+ * designs apart (large_allocs and deferred_frees follow from the
+ * program, the rest are in the file).
+ */
+static const struct {
+	const char *key, *head;
+	double scale;
+} cfields[] = {
+	{ "processes", "procs", 1 },
+	{ "refills", "refills", 1 },
+	{ "slabs_made", "slabs made", 1 },
+	{ "slabs_released", "slabs freed", 1 },
+	{ "heap_misses", "heap misses", 1 },
+	{ "madvise_calls", "madvise", 1 },
+	{ "mapped_bytes_max", "mapped MiB", 1.0 / (1 << 20) },
+	{ "fallback_allocs", "fallback", 1 },
+};
+
+#define NR_CFIELDS	(sizeof(cfields) / sizeof(cfields[0]))
+
+/* The mean of each over alloc's runs that were ok; 0 runs: none. */
+static int counters_of(const json_t *wl, const char *alloc, double *v)
+{
+	json_t *run, *c;
+	size_t i, k;
+	int n = 0;
+
+	for (k = 0; k < NR_CFIELDS; k++)
+		v[k] = 0;
+	json_array_foreach(json_object_get(result_of(wl, alloc), "runs"), i,
+			   run) {
+		c = json_object_get(run, "malloc_counters");
+		if (!c || !json_is_true(json_object_get(run, "ok")))
+			continue;
+		for (k = 0; k < NR_CFIELDS; k++)
+			v[k] += cfields[k].scale * (double)json_integer_value(
+				json_object_get(c, cfields[k].key));
+		n++;
+	}
+	for (k = 0; n && k < NR_CFIELDS; k++)
+		v[k] /= n;
+	return n;
+}
+
+/* Whether any design (allocator of kind "design") ran. */
+static bool designs_ran(const json_t *m)
+{
+	const json_t *a;
+	size_t i;
+
+	for (i = 0; (a = nth_ran(m, "allocators", i)); i++)
+		if (jis(a, "kind", "design"))
+			return true;
+	return false;
+}
+
+static void counter_table(const json_t *m, const json_t *wl)
+{
+	double v[NR_CFIELDS];
+	const json_t *a;
+	struct rp_tab t;
+	size_t i, k;
+	int rows = 0;
+
+	if (schema_of(m) < 2 || !designs_ran(m))
+		return;
+	rp_tab_init(&t, "lr");
+	t.ncol = NR_CFIELDS + 1;
+	rp_cell(&t, "design");
+	for (k = 0; k < NR_CFIELDS; k++)
+		rp_cell(&t, "%s", cfields[k].head);
+	for (i = 0; (a = nth_ran(m, "allocators", i)); i++) {
+		if (!jis(a, "kind", "design") ||
+		    !counters_of(wl, jstr(a, "name"), v))
+			continue;
+		rows++;
+		rp_cell_as(&t, 't', jstr(a, "name"));
+		for (k = 0; k < NR_CFIELDS; k++)
+			rp_cell(&t, "%s", cfields[k].scale == 1 ?
+				rp_count(v[k]) : rp_num(v[k]));
+	}
+	if (rows) {
+		puts("\nThe counters of libatomkit-malloc.so, per run:\n");
+		rp_tab_print(&t);
+	} else {
+		puts("\nNo counters of libatomkit-malloc.so: no design has a run of it that was ok.");
+		rp_tab_notes(&t);
+	}
+}
+
 /* "a, b: why" for each reason of the skipped entries of what. */
 static void left_out(const json_t *m, const char *what, const char *name)
 {
@@ -505,6 +687,149 @@ static void left_out(const json_t *m, const char *what, const char *name)
 	rp_strs_free(&why);
 }
 
+/* ---- the targets of the whole programs ---- */
+
+/*
+ * A target of wl: the design picked (the highest figure k of the
+ * per-CPU designs where worst, else the lowest of all designs) over ref,
+ * the reference's figure: "sheaf 2.47 / glibc 2.31", or with rname
+ * "(1.2 x glibc)" after it, "sheaf 30.0 / 23.7 (1.2 x glibc)".  n/a
+ * where why is set.
+ */
+static void goal(struct rp_tab *t, const json_t *m, const json_t *wl,
+		 const char *what, int k, bool worst, const char *rname,
+		 double ref, const char *why, double target)
+{
+	char *w = rp_asprintf("%s: %s", jstr(wl, "name"), what), *f = NULL;
+	const char *who;
+	struct mstat d;
+
+	who = pick(m, wl, "design", worst ? "locked" : NULL, k, worst, true,
+		   &d);
+	if (!who)
+		why = worst ? "no per-CPU design ran it without a failed run" :
+			"no design ran it without a failed run";
+	else if (!why && !(ref > 0))
+		why = "the reference's figure is 0";
+	if (!why) {
+		char x[32];
+
+		snprintf(x, sizeof(x), "%s", rp_num(d.f[k].v));
+		if (*rname == '(')
+			f = rp_asprintf("%s %s / %s %s", who, x, rp_num(ref),
+					rname);
+		else
+			f = rp_asprintf("%s %s / %s %s", who, x, rname,
+					rp_num(ref));
+	}
+	rp_goal_row(t, w, f, why ? NAN : d.f[k].v / ref, target, true, why,
+		    NULL);
+	free(f);
+	free(w);
+}
+
+/* The targets of each workload (issue 23), each over a system allocator. */
+static const struct target {
+	const char *what;
+	int fig;
+	bool per_cpu;	/* the slowest per-CPU design, not the best design */
+	double goal;
+} targets[] = {
+	{ "elapsed", F_ELAPSED, false, 1.0 },
+	{ "per-CPU elapsed", F_ELAPSED, true, 1.1 },
+	{ "peak RSS", F_RSS, false, 1.0 },	/* or 1.2 x glibc's */
+	{ "minor faults", F_MINOR, false, 1.2 },
+};
+
+static void workload_goals(struct rp_tab *t, const json_t *m,
+			   const json_t *wl)
+{
+	const char *base = jstr(m, "ak_baseline"), *sys, *why;
+	char *rname, base_why[128];
+	struct mstat s, g;
+	size_t k;
+	double ref;
+
+	snprintf(base_why, sizeof(base_why),
+		 "%s did not run it without a failed run", base);
+	for (k = 0; k < sizeof(targets) / sizeof(targets[0]); k++) {
+		const struct target *tg = &targets[k];
+
+		sys = pick(m, wl, "system", NULL, tg->fig, false, true, &s);
+		why = sys ? NULL :
+			"no system allocator ran it without a failed run";
+		rname = rp_strdup(sys ? sys : "");
+		ref = sys ? s.f[tg->fig].v : NAN;
+		if (tg->fig == F_RSS && !why) {
+			/* max(1.2 x glibc's, the best system allocator's) */
+			if (!mstat_of(wl, base, &g) || g.failed) {
+				why = base_why;
+			} else if (1.2 * g.f[F_RSS].v > ref) {
+				ref = 1.2 * g.f[F_RSS].v;
+				free(rname);
+				rname = rp_asprintf("(1.2 x %s)", base);
+			}
+		}
+		goal(t, m, wl, tg->what, tg->fig, tg->per_cpu, rname, ref, why,
+		     tg->goal);
+		free(rname);
+	}
+}
+
+/*
+ * The allocators left out of the targets, per workload, with their
+ * failed runs: "redis: array (1 of 3), sheaf (3 of 3)".
+ */
+static void goals_left_out(const json_t *m)
+{
+	const json_t *wl, *a;
+	struct mstat st;
+	size_t i, j;
+	int n = 0, k;
+
+	for (i = 0; (wl = nth_ran(m, "workloads", i)); i++)
+		for (k = 0, j = 0; (a = nth_ran(m, "allocators", j)); j++) {
+			if (!result_of(wl, jstr(a, "name")))
+				continue;
+			mstat_of(wl, jstr(a, "name"), &st);
+			if (!st.failed)
+				continue;
+			if (!k++)
+				printf("%s%s: ", n++ ? "; " :
+				       "\nLeft out of the targets, for their failed runs: ",
+				       rp_md('t', jstr(wl, "name")));
+			else
+				fputs(", ", stdout);
+			printf("%s (%d of %d)", rp_md('t', jstr(a, "name")),
+			       st.failed, st.runs);
+		}
+	if (n)
+		puts(".");
+}
+
+static void macro_targets(const struct rp_set *s, const json_t *m)
+{
+	const json_t *wl;
+	struct rp_tab t;
+	size_t i;
+
+	if (!nth_ran(m, "workloads", 0) || !designs_ran(m)) {
+		puts("\nNo targets of the whole programs: no design ran a workload.");
+		return;
+	}
+	rp_head(s, "Targets of the whole programs (reported, never asserted)",
+		NULL, NULL, NULL);
+	printf("Means over the runs, per workload; only an allocator that ran it without a failed run counts. elapsed: the fastest design's elapsed time over the fastest system allocator's (glibc, tcmalloc, jemalloc, mimalloc); per-CPU elapsed: the slowest per-CPU design's (every design but locked) over the same; peak RSS: the leanest design's peak RSS over the larger of 1.2 x %s's and the leanest system allocator's; minor faults: the design with the fewest over the system allocator with the fewest. Each target: met, or its gap to the goal; n/a says which input is missing.%s\n\n",
+	       rp_md('t', jstr(m, "ak_baseline")),
+	       s->emulated ? " **Emulated: these ratios mean nothing.**" : "");
+	rp_tab_init(&t, "llrll");
+	rp_row(&t, "target|figures|ratio|goal|verdict");
+	for (i = 0; (wl = nth_ran(m, "workloads", i)); i++)
+		workload_goals(&t, m, wl);
+	rp_tab_print(&t);
+	goals_left_out(m);
+}
+
 void rp_macro_tables(const struct rp_set *s)
 {
 	const json_t *m = s->macro, *wl;
@@ -529,11 +854,18 @@ void rp_macro_tables(const struct rp_set *s)
 	       rp_md('t', jstr(m, "ak_baseline")),
 	       rp_md('t', jstr(m, "ak_baseline")),
 	       rp_md('t', jstr(m, "ak_baseline")));
-	for (i = 0; (wl = nth_ran(m, "workloads", i)); i++)
+	if (schema_of(m) < 2)
+		puts("\nNo counters of libatomkit-malloc.so beside the tables: the set predates them (ak\\_macro\\_schema 1).");
+	else if (designs_ran(m))
+		puts("\nUnder each table, the designs' counters of libatomkit-malloc.so (doc/malloc.md, \"Counters\"), each the mean over the runs that were ok of its sum over the processes that reported; procs: how many did (a process that ends by \\_exit, a signal or exec reports nothing); refills: a per-CPU level ran empty and the slow path went to the slab lists; slabs made, freed: carved from the page heap, given back to it; heap misses: page-heap requests that took new address space; madvise: free spans given back to the kernel (their pages fault in again when reused); mapped MiB: the most address space one process held at its exit; fallback: allocations served by the private allocator, not the design's caches (libc's own while the library sets up a process or thread, about as many under every design, and those of a thread that cannot use the per-CPU layer).");
+	for (i = 0; (wl = nth_ran(m, "workloads", i)); i++) {
 		macro_table(s, m, wl);
+		counter_table(m, wl);
+	}
 	putchar('\n');
 	left_out(m, "workloads", "Workloads left out: ");
 	left_out(m, "allocators", "Allocators left out: ");
+	macro_targets(s, m);
 }
 
 /* ---- plots: time and RSS relative to the baseline, per workload ---- */
@@ -616,19 +948,7 @@ void rp_macro_plot(struct plots *pl, const struct rp_set *s, const char *tag)
 static const char *fastest_design(const json_t *m, const json_t *wl,
 				  struct mstat *best)
 {
-	const char *who = NULL;
-	struct mstat st;
-	const json_t *a;
-	size_t i;
-
-	for (i = 0; (a = nth_ran(m, "allocators", i)); i++)
-		if (jis(a, "kind", "design") &&
-		    mstat_of(wl, jstr(a, "name"), &st) &&
-		    (!who || st.f[F_ELAPSED].v < best->f[F_ELAPSED].v)) {
-			who = jstr(a, "name");
-			*best = st;
-		}
-	return who;
+	return pick(m, wl, "design", NULL, F_ELAPSED, false, false, best);
 }
 
 /*
@@ -637,18 +957,12 @@ static const char *fastest_design(const json_t *m, const json_t *wl,
  */
 static const char *no_weighing(const struct rp_set *s, const char *pair)
 {
-	const json_t *a;
-	size_t i;
-
 	if (!s->macro)
 		return s->macro_damaged ? "its macro.json is damaged" :
 			"no whole programs in this set (no macro.json)";
 	if (!pair)
 		return "no design's 64 B pair in this set";
-	for (i = 0; (a = nth_ran(s->macro, "allocators", i)); i++)
-		if (jis(a, "kind", "design"))
-			return NULL;
-	return "no design ran the whole programs";
+	return designs_ran(s->macro) ? NULL : "no design ran the whole programs";
 }
 
 void rp_macro_select(const struct rp_set *s)

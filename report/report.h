@@ -167,6 +167,7 @@ const char *rp_path_comp(const char *path, int up, char *buf, size_t n);
 const char *rp_prim_id(const struct rp_bench *b, char *buf, size_t n);
 
 const char *rp_num(double v);
+const char *rp_count(double v);
 const char *rp_pct(double frac);
 const char *rp_spread(const struct rp_fig *f);
 const char *rp_range(const struct rp_fig *f);
@@ -244,6 +245,9 @@ void rp_slab_seq_gap(const struct rp_set *s);
 void rp_slab_cold(const struct rp_set *s);
 void rp_slab_decomp(const struct rp_set *s);
 void rp_slab_targets(const struct rp_set *s);
+void rp_goal_row(struct rp_tab *t, const char *what, const char *figs,
+		 double ratio, double goal, bool at_most, const char *why,
+		 const char *expect);
 const char *rp_timer_caption(const struct rp_set *s);
 void rp_timer_cell(struct rp_tab *t, const struct rp_set *s,
 		   const struct rp_bench *b);
@@ -255,7 +259,8 @@ void rp_timer_cell(struct rp_tab *t, const struct rp_set *s,
  * it in `tables`, `plot` and `select`.
  */
 #define RP_MACRO_FILE	"macro.json"
-#define RP_MACRO_SCHEMA	"1"
+/* the layout it writes now; version 1, before the counters, is read too */
+#define RP_MACRO_SCHEMA	"2"
 bool rp_macro_load(struct rp_set *s);
 void rp_macro_check(const struct rp_set *s);
 void rp_macro_tables(const struct rp_set *s);

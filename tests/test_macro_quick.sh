@@ -4,8 +4,10 @@
 # inputs (scripts/run-macro --quick), under glibc and under every other
 # allocator this machine has (the system mallocs preloaded, our designs
 # once libatomkit-malloc.so is built): every run must exit 0 and print
-# what glibc's run printed.  A workload whose program is not installed is
-# skipped, with the reason.
+# what glibc's run printed, and every run of a design must carry the
+# counters of the processes the library served (none of another
+# allocator).  A workload whose program is not installed is skipped, with
+# the reason; one skipped for anything else fails.
 #
 # The synthetic workloads print functions of their arguments alone, the
 # same for any thread count and on every arch: their output must equal
@@ -177,19 +179,46 @@ awk '
 				print "ok\t" w "\t" runs[w] " run(s):" allocs[w]
 		}
 	}' "$j" >"$out/verdicts"
-for w in compile sqlite python git churn prodcons falseshare sizemix; do
+for w in compile sqlite python git redis perl churn prodcons falseshare \
+	 sizemix; do
 	v=$(grep "	$w	" "$out/verdicts" || echo "bad	$w	not in macro.json")
 	what=$(echo "$v" | cut -f 3-)
 	case $v in
 	ok*) ok "$w: $what, every one exit 0 with glibc's output" ;;
 	skip*)
-		case $w in
-		compile|sqlite|python|git) skip "$w" "$what" ;;
+		case $w:$what in
+		compile:*"not installed"*|sqlite:*"not installed"*|\
+		python:*"not installed"*|git:*"not installed"*|\
+		redis:*"not installed"*|perl:*"not installed"*)
+			skip "$w" "$what" ;;
 		*) not_ok "$w: skipped: $what" ;;
 		esac ;;
 	*) not_ok "$w: $what" ;;
 	esac
 done
+
+# The counters: in every run of a design, from at least one process; in
+# no run of another allocator.
+awk '
+	/^      \{"allocator": / {
+		match($0, /"allocator": "[^"]*"/)
+		a = substr($0, RSTART + 14, RLENGTH - 15)
+		next
+	}
+	/^        \{"run": / {
+		n++
+		design = a ~ /^(slub-tid|slub-local|rseq-list|array|sheaf|locked)$/
+		has = match($0, /"malloc_counters": \{"processes": [1-9][0-9]*, /) > 0
+		if (design != has || (!design && $0 ~ /malloc_counters/))
+			bad = bad " [" a "] " substr($0, 1, 200)
+	}
+	END { print n + 0; print bad }' "$j" >"$out/counters"
+if [ "$(sed -n 1p "$out/counters")" -gt 0 ] &&
+    [ -z "$(sed -n 2p "$out/counters")" ]; then
+	ok "counters: in every design's run, from a process at least; in no other"
+else
+	not_ok "counters: $(sed -n 2p "$out/counters" | head -c 600)"
+fi
 
 # run-macro renders the set itself: a whole-program table and a plot for
 # every workload that ran (where atomkit-report is built)

@@ -645,6 +645,94 @@ static void t_rlimit(void **state)
 			 rc);
 }
 
+/* ak_malloc_info()'s large_allocs, or -1 */
+static long large_allocs(void)
+{
+	int (*info)(struct ak_malloc_info *);
+	struct ak_malloc_info in;
+
+	*(void **)&info = dlsym(RTLD_DEFAULT, "ak_malloc_info");
+	return info && !info(&in) ? (long)in.large_allocs : -1;
+}
+
+/* One object of the large path, where the compiler cannot elide it. */
+static void large(void)
+{
+	void *(*volatile make)(size_t) = malloc;
+	void (*volatile release)(void *) = free;
+
+	release(make(300 << 10));
+}
+
+/*
+ * AK_MALLOC_STATS (doc/malloc.md, "Counters"): a child of fork counts
+ * from the fork, and appends one line of its own at exit; a child that
+ * leaves by _exit writes none.
+ */
+static void t_stats(void **state)
+{
+	char path[] = "/tmp/ak-malloc-stats.XXXXXX", line[2048], want[64];
+	static const char *const keys[] = {
+		"\"pid\": ", "\"design\": ", "\"mode\": ", "\"refills\": ",
+		"\"slabs_made\": ", "\"slabs_released\": ",
+		"\"large_allocs\": 3,", "\"heap_hits\": ", "\"heap_misses\": ",
+		"\"maps\": ", "\"unmaps\": ", "\"madvise_calls\": ",
+		"\"mapped_bytes\": ", "\"dirty_bytes\": ",
+		"\"purged_bytes\": ", "\"meta_bytes\": ",
+		"\"fallback_allocs\": ", "\"deferred_frees\": ",
+	};
+	pid_t pid, quiet;
+	size_t k;
+	FILE *f;
+	int fd, i;
+
+	(void)state;
+	if (!preloaded_design())
+		ak_skip("run on glibc's malloc (no AK_MALLOC_DESIGN)");
+	for (i = 0; i < 8; i++)
+		large();
+	assert_true(large_allocs() >= 8);
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	pid = fork();
+	if (pid == 0) {
+		alarm(CHILD_ALARM);
+		if (large_allocs() != 0)
+			_exit(10);
+		setenv("AK_MALLOC_STATS", path, 1);
+		for (i = 0; i < 3; i++)
+			large();
+		exit(large_allocs() == 3 ? 0 : 11);
+	}
+	assert_true(pid > 0);
+	quiet = fork();
+	if (quiet == 0) {
+		setenv("AK_MALLOC_STATS", path, 1);
+		large();
+		_exit(0);
+	}
+	assert_true(quiet > 0);
+	assert_int_equal(wait_child(pid), 0);
+	assert_int_equal(wait_child(quiet), 0);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	assert_non_null(fgets(line, sizeof(line), f));
+	i = fgetc(f);
+	fclose(f);
+	unlink(path);
+	assert_int_equal(i, EOF);
+	assert_true(line[0] == '{' && strstr(line, "}\n"));
+	for (k = 0; k < AK_ARRAY_SIZE(keys); k++)
+		if (!strstr(line, keys[k]))
+			fail_msg("no %s in %s", keys[k], line);
+	snprintf(want, sizeof(want), "\"pid\": %ld,", (long)pid);
+	assert_non_null(strstr(line, want));
+	snprintf(want, sizeof(want), "\"design\": \"%s\",",
+		 preloaded_design());
+	assert_non_null(strstr(line, want));
+}
+
 static const struct CMUnitTest tests[] = {
 	AK_TEST(t_resolves),
 	AK_TEST(t_memalign),
@@ -656,6 +744,7 @@ static const struct CMUnitTest tests[] = {
 	AK_TEST(t_fork),
 	AK_TEST(t_dlopen),
 	AK_TEST(t_atexit),
+	AK_TEST(t_stats),
 	AK_TEST(t_rlimit),
 };
 

@@ -8,9 +8,13 @@
 # message and exit status (doc/report.md); the honest fixture
 # (tests/fixtures/honest.tar.xz) renders issue 14's tables and the whole
 # programs with figures that match its files, and each kind of damage to
-# its macro.json is one line and exit status 1; and a run-bench killed
-# mid-suite leaves no partial file and a set the reader accepts.  TAP on
-# stdout; under the cross rig AK_TEST_RUNNER holds the qemu command line.
+# its macro.json is one line and exit status 1; the counters fixture
+# (tests/fixtures/macro.tar.xz) renders the designs' counters beside each
+# whole-program table and the targets of the whole programs, from
+# figures that match its macro.json, and damage to the counters is
+# reported as any other; and a run-bench killed mid-suite leaves no
+# partial file and a set the reader accepts.  TAP on stdout; under the
+# cross rig AK_TEST_RUNNER holds the qemu command line.
 set -u
 
 report=./report/atomkit-report
@@ -26,6 +30,9 @@ mkdir "$tmp/fixture" &&
 honest=$tmp/honest/set
 mkdir "$tmp/honest" &&
 	tar -xJf "$srcdir/tests/fixtures/honest.tar.xz" -C "$tmp/honest"
+counters=$tmp/counters/set
+mkdir "$tmp/counters" &&
+	tar -xJf "$srcdir/tests/fixtures/macro.tar.xz" -C "$tmp/counters"
 
 ok() { n=$((n + 1)); echo "ok $n - $*"; }
 not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
@@ -242,17 +249,65 @@ clean() {
 	fi
 }
 
+# targets_ok FILE MIN: FILE's target rows (at least MIN) each say met
+# exactly when the ratio is within the goal, else the gap; n/a without a
+# ratio
+targets_ok() {
+	awk -F ' [|] ' -v min="$2" '
+	/^\| / && !/^\| target / && !/^\|---/ {
+		v = $5
+		sub(/ \|$/, "", v)
+		n++
+		if ($3 == "–") {
+			if (v !~ /^n\/a: /) { print "no ratio: " $0; bad++ }
+			next
+		}
+		r = $3; sub(/x$/, "", r)
+		g = $4; sub(/^[<>]= /, "", g); sub(/x$/, "", g)
+		met = $4 ~ /^</ ? r + 0 <= g + 0 : r + 0 >= g + 0
+		if (v == "met" ? !met : (v !~ /^not met: [0-9.]+% (over|under)/ || (met && r + 0 != g + 0))) {
+			print "verdict: " $0; bad++
+		}
+	}
+	END { if (n < min) print n " rows"; exit bad > 0 || n < min }' "$1"
+}
+
+# damage NAME MESSAGE SED: the honest fixture, with its macro.json (or
+# $damaged, another one) edited by SED, is one line naming the file, the
+# place and MESSAGE, exit 1, and the whole programs left out
+damage() {
+	dname=$1 msg=$2 edit=$3
+	rm -rf "$tmp/bad"
+	cp -r "$honest" "$tmp/bad"
+	[ -z "${damaged:-}" ] || cp "$damaged" "$tmp/bad/macro.json"
+	sed -i "$edit" "$tmp/bad/macro.json"
+	expect "macro.json: $dname" 1 "$tmp/bad/macro.json: $msg" \
+		"$report" check "$tmp/bad"
+	if [ "$(grep -c . "$tmp/err")" -ne 1 ] ||
+	    ! grep -q ': the whole programs are left out$' "$tmp/err"; then
+		not_ok "macro.json: $dname: not one line: $(head -c 300 "$tmp/err")"
+	fi
+}
+
+# fixture NAME FILE: whether atomkit-report is built (else a skip) and the
+# fixture's FILE unpacked (else a failure)
+fixture() {
+	if [ ! -x "$report" ]; then
+		skip "$1" "atomkit-report not built"
+		return 1
+	fi
+	[ -f "$2" ] && return 0
+	not_ok "$1 missing: $2"
+	return 1
+}
+
 # the lines of FILE from the heading starting with $2 to the next heading
 section() {
 	awk -v h="### $2" 'index($0, h) == 1 { on = 1; print; next }
 		/^### / { on = 0 } on' "$1"
 }
 
-if [ ! -x "$report" ]; then
-	skip "honest fixture" "atomkit-report not built"
-elif [ ! -f "$honest/macro.json" ]; then
-	not_ok "honest fixture missing: $honest"
-else
+if fixture "honest fixture" "$honest/macro.json"; then
 	clean "tables of the honest fixture" "$tmp/h.md" \
 		"$report" tables "$honest"
 	has "tables: issue 14's tables and the whole programs" "$tmp/h.md" \
@@ -336,23 +391,7 @@ else
 
 	# each target: met exactly when its ratio is within the goal
 	section "$tmp/h.md" "Targets of the slab issue" >"$tmp/targets"
-	if awk -F ' [|] ' '
-	/^\| / && !/^\| target / && !/^\|---/ {
-		v = $5
-		sub(/ \|$/, "", v)
-		n++
-		if ($3 == "–") {
-			if (v !~ /^n\/a: /) { print "no ratio: " $0; bad++ }
-			next
-		}
-		r = $3; sub(/x$/, "", r)
-		g = $4; sub(/^[<>]= /, "", g); sub(/x$/, "", g)
-		met = $4 ~ /^</ ? r + 0 <= g + 0 : r + 0 >= g + 0
-		if (v == "met" ? !met : (v !~ /^not met: [0-9.]+% (over|under)/ || (met && r + 0 != g + 0))) {
-			print "verdict: " $0; bad++
-		}
-	}
-	END { exit bad > 0 || n < 8 }' "$tmp/targets" >"$tmp/err" &&
+	if targets_ok "$tmp/targets" 8 >"$tmp/err" &&
 	    grep -qF '| best pair 64 B / array\_push\_pop rseq |' "$tmp/targets" &&
 	    grep -qF '| best seq free(64) / mimalloc'"'"'s |' "$tmp/targets"; then
 		ok "targets: each met exactly within its goal, else the gap"
@@ -458,26 +497,14 @@ else
 
 	# damage: one line naming the file and the place, exit 1, the rest
 	# of the set still rendered
-	damage() {
-		name=$1 msg=$2 edit=$3
-		rm -rf "$tmp/bad"
-		cp -r "$honest" "$tmp/bad"
-		sed -i "$edit" "$tmp/bad/macro.json"
-		expect "macro.json: $name" 1 "$tmp/bad/macro.json: $msg" \
-			"$report" check "$tmp/bad"
-		if [ "$(grep -c . "$tmp/err")" -ne 1 ] ||
-		    ! grep -q ': the whole programs are left out$' "$tmp/err"; then
-			not_ok "macro.json: $name: not one line: $(head -c 300 "$tmp/err")"
-		fi
-	}
 	damage "negative time" 'workloads[0].results[0].runs[0].elapsed_s: -0.5 is negative' \
 		'0,/"elapsed_s": [0-9.]*/s//"elapsed_s": -0.5/'
 	damage "wrong type" 'workloads[0].results[0].runs[0].user_s: expected a number, found a string' \
 		'0,/"user_s": [0-9.]*/s//"user_s": "fast"/'
 	damage "member missing" 'workloads[0].results[0].runs[0].max_rss_kb: missing' \
 		'0,/"max_rss_kb": [0-9]*, /s///'
-	damage "unknown schema" 'ak_macro_schema: version 2 is unknown (this atomkit-report reads version 1)' \
-		's/"ak_macro_schema": "1"/"ak_macro_schema": "2"/'
+	damage "unknown schema" 'ak_macro_schema: version 3 is unknown (this atomkit-report reads versions 1 and 2)' \
+		's/"ak_macro_schema": "1"/"ak_macro_schema": "3"/'
 	damage "failures miscounted" 'ak_failures: 999, but ' \
 		's/"ak_failures": [0-9]*/"ak_failures": 999/'
 	damage "unknown allocator" 'workloads[0].results[1].allocator: "nosuch" is not an allocator that ran' \
@@ -498,10 +525,116 @@ else
 		not_ok "macro.json damaged: $(head -c 300 "$tmp/out")"
 	fi
 
+	# schema 1: no counters, but the targets, without the failed runs
+	section "$tmp/h.md" "Targets of the whole programs" >"$tmp/mt"
+	if grep -q '^No counters of libatomkit-malloc.so beside the tables: the set predates them' "$tmp/h.md" &&
+	    ! grep -q '^The counters of libatomkit-malloc.so' "$tmp/h.md" &&
+	    targets_ok "$tmp/mt" 28 >"$tmp/err" &&
+	    [ "$(grep -c '^| git: .* | n/a: ' "$tmp/mt")" -eq 4 ] &&
+	    grep -q '^Left out of the targets, for their failed runs: git: glibc (2 of 2), tcmalloc (2 of 2)' "$tmp/mt"; then
+		ok "schema 1: no counters; the targets, git n/a with its failed runs"
+	else
+		not_ok "schema 1: $(head -c 300 "$tmp/err") $(grep -i 'counters\|left out' "$tmp/h.md" | head -c 300)"
+	fi
+
 	# a set from before: not known to be warm, no cold start, raw lines
 	has "an older set says what its figures are" "$tmp/tables.md" \
 		'not known to be warm' 'No cold-start table' \
 		'not corrected: set predates the timer measurement'
+fi
+
+# The counters fixture (tests/fixtures/macro.tar.xz, a --quick run of
+# scripts/run-macro, two runs, ak_macro_schema 2): every workload's table
+# has the designs' counters under it, figures that are the means of the
+# file's, and the targets of the whole programs; damage to the counters
+# is one line, as any other.
+if fixture "counters fixture" "$counters/macro.json"; then
+	clean "tables of the counters fixture" "$tmp/c.md" \
+		"$report" tables "$counters"
+	if tables_well_formed "$tmp/c.md" 2>"$tmp/err"; then
+		ok "counters tables: every row has its header's cells"
+	else
+		not_ok "counters tables: ragged rows: $(head -c 300 "$tmp/err")"
+	fi
+	nw=$(grep -c '^### Whole program: ' "$tmp/c.md")
+	nc=$(grep -c '^| design | procs | refills | slabs made | slabs freed | heap misses | madvise | mapped MiB | fallback |$' "$tmp/c.md")
+	if [ "$nw" -ge 1 ] && [ "$nc" -eq "$nw" ]; then
+		ok "counters: a table under each of the $nw whole-program tables"
+	else
+		not_ok "counters: $nc counter tables for $nw workloads"
+	fi
+
+	# sheaf's refills on redis: the mean of its runs' sums
+	want=$(awk "$num_awk"'
+	/"kind": "(compile|program|synthetic)"/ { w = $0 ~ /"name": "redis"/ }
+	/"allocator": / { a = $0 ~ /"allocator": "sheaf"/ }
+	w && a && /"ok": true/ {
+		s = $0
+		sub(/.*"malloc_counters": \{[^}]*"refills": /, "", s)
+		sub(/,.*/, "", s)
+		sum += s
+		n++
+	}
+	END { if (!n) print "none"; else if (sum % n) print num(sum / n); else print sum / n }' "$counters/macro.json")
+	got=$(section "$tmp/c.md" "Whole program: redis" |
+		awk -F ' [|] ' '/^\| sheaf \| [0-9]/ && NF == 9 { print $3 }')
+	if [ -n "$want" ] && [ "$got" = "$want" ]; then
+		ok "counters: sheaf's refills on redis are the mean of its runs ($want)"
+	else
+		not_ok "counters: sheaf's refills on redis '$got', the runs' mean $want"
+	fi
+
+	# the targets: four a workload, each verdict within its goal; the
+	# fastest design's elapsed on redis is the lowest mean of the file's
+	section "$tmp/c.md" "Targets of the whole programs" >"$tmp/mt"
+	best=$(awk "$num_awk"'
+	/"kind": "(compile|program|synthetic)"/ { w = $0 ~ /"name": "redis"/ }
+	/"allocator": / {
+		match($0, /"allocator": "[^"]*"/)
+		a = substr($0, RSTART + 14, RLENGTH - 15)
+	}
+	w && /"run": / && /"malloc_counters"/ {
+		s = $0
+		sub(/.*"elapsed_s": /, "", s)
+		sub(/,.*/, "", s)
+		sum[a] += s
+		n[a]++
+	}
+	END {
+		for (a in sum)
+			if (!who || sum[a] / n[a] < sum[who] / n[who])
+				who = a
+		print who " " num(sum[who] / n[who])
+	}' "$counters/macro.json")
+	if targets_ok "$tmp/mt" $((4 * nw)) >"$tmp/err" &&
+	    grep -q "^| redis: elapsed | $best / " "$tmp/mt"; then
+		ok "whole-program targets: $nw x 4 rows within their goals; redis's fastest design $best"
+	else
+		not_ok "whole-program targets: $(head -c 300 "$tmp/err"), want '$best': $(grep '^| redis: elapsed' "$tmp/mt")"
+	fi
+
+	"$report" --format=text tables "$counters" >"$tmp/c.txt" 2>"$tmp/err"
+	rc=$?
+	long=$(sed 's/–/-/g' "$tmp/c.txt" | awk 'length($0) > 80' | head -n 2)
+	if [ $rc -eq 0 ] && [ -z "$long" ] &&
+	    grep -q '^design  *procs  *refills  *slabs  *slabs  *heap  *madvise  *mapped MiB  *fallback$' "$tmp/c.txt"; then
+		ok "--format=text: the counters in one part of 80 columns"
+	else
+		not_ok "--format=text: exit $rc, too long: $long"
+	fi
+
+	damaged=$counters/macro.json
+	damage "counters: negative" 'workloads[0].results[4].runs[0].malloc_counters.refills: -1 is negative' \
+		'0,/"refills": [0-9]*/s//"refills": -1/'
+	damage "counters: wrong type" 'workloads[0].results[4].runs[0].malloc_counters.processes: expected an integer, found a string' \
+		'0,/"processes": [0-9]*/s//"processes": "many"/'
+	damage "counters: a design without" 'workloads[0].results[4].runs[0].malloc_counters: missing (a run of a design' \
+		'0,/"malloc_counters": {[^}]*}, /s///'
+	damage "counters: a system allocator with" 'workloads[0].results[0].runs[0].malloc_counters: glibc is not a design' \
+		'0,/"output_sha256"/s//"malloc_counters": {}, "output_sha256"/'
+	damage "counters: none reported in a run that is ok" 'workloads[0].results[4].runs[0].malloc_counters.processes: 0 in a run that is ok' \
+		'0,/"processes": [0-9]*/s//"processes": 0/'
+	damaged=
 fi
 
 # An interrupted run: killed in the middle of a suite.
