@@ -16,6 +16,18 @@
 #include <cmocka.h>
 #include <atomkit/percpu.h>
 
+/* 1 in a build with AddressSanitizer (--enable-sanitizers), else 0 */
+#if defined(__SANITIZE_ADDRESS__)
+# define ASAN_BUILD 1
+#elif defined(__has_feature)
+# if __has_feature(address_sanitizer)
+#  define ASAN_BUILD 1
+# endif
+#endif
+#ifndef ASAN_BUILD
+# define ASAN_BUILD 0
+#endif
+
 #define AK_TEST(fn)		cmocka_unit_test(fn)
 #define AK_ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 

@@ -6,6 +6,20 @@
 run="${AK_TEST_RUNNER:-}"
 lib=$(pwd)/malloc/.libs/libatomkit-malloc.so
 
+# preload_guard PROGRAM: skip the rest (and finish) where the library is
+# not built, or in a sanitizer build (PROGRAM --asan says 1)
+preload_guard() {
+	if [ ! -f "$lib" ]; then
+		skip "libatomkit-malloc.so" "$lib not built"
+		finish
+	fi
+	# shellcheck disable=SC2086
+	if [ "$($run "$1" --asan)" = 1 ]; then
+		skip "libatomkit-malloc.so" "a sanitizer build: ASan and a preloaded malloc do not mix (doc/malloc.md)"
+		finish
+	fi
+}
+
 # preload "VAR=VALUE ..." PROGRAM [ARGS]: PROGRAM with the library and
 # VARs.  Under the cross rig the environment reaches the program through
 # qemu's -E, so that the host's loader never sees the target's library.

@@ -30,17 +30,6 @@
 #include <atomkit/slab.h>
 #include "ak_test.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-# define ASAN_BUILD 1
-#elif defined(__has_feature)
-# if __has_feature(address_sanitizer)
-#  define ASAN_BUILD 1
-# endif
-#endif
-#ifndef ASAN_BUILD
-# define ASAN_BUILD 0
-#endif
-
 /* A deadlocked child is killed, and fails, rather than hang the suite. */
 #define CHILD_ALARM	120
 

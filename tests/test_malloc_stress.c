@@ -49,17 +49,6 @@
 #include <atomkit/malloc.h>
 #include "ak_test.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-# define ASAN_BUILD 1
-#elif defined(__has_feature)
-# if __has_feature(address_sanitizer)
-#  define ASAN_BUILD 1
-# endif
-#endif
-#ifndef ASAN_BUILD
-# define ASAN_BUILD 0
-#endif
-
 #define NTHREADS	8
 #define WSET		64		/* objects each thread holds */
 #define NEXCH		64		/* the shared exchange's slots */

@@ -40,15 +40,7 @@ ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}allocator_may_return_null=1:detect_l
 summary "glibc's malloc" "$out/glibc" $?
 books "$out/glibc"
 
-if [ ! -f "$lib" ]; then
-	skip "libatomkit-malloc.so" "$lib not built"
-	finish
-fi
-# shellcheck disable=SC2086
-if [ "$($run "$prog" --asan)" = 1 ]; then
-	skip "libatomkit-malloc.so" "a sanitizer build: ASan and a preloaded malloc do not mix (doc/malloc.md)"
-	finish
-fi
+preload_guard "$prog"
 
 # shellcheck disable=SC2086
 $run "$prog" --modes >"$out/modes" 2>&1 || not_ok "test_malloc_stress --modes: $(cat "$out/modes")"
