@@ -29,16 +29,10 @@
 #include <atomkit/malloc.h>
 #include <atomkit/slab.h>
 #include "ak_test.h"
+#include "malloc_test.h"
 
 /* A deadlocked child is killed, and fails, rather than hang the suite. */
 #define CHILD_ALARM	120
-
-static const char *preloaded_design(void)
-{
-	const char *d = getenv("AK_MALLOC_DESIGN");
-
-	return d && *d ? d : NULL;
-}
 
 /* Past what the compiler can see, so that it lets us ask for them. */
 static volatile size_t half_max = SIZE_MAX / 2;
@@ -64,26 +58,10 @@ static size_t check(const unsigned char *p, size_t n, unsigned int seed)
 
 static void t_resolves(void **state)
 {
-	int (*info)(struct ak_malloc_info *);
 	struct ak_malloc_info in;
-	void *(*m)(size_t) = malloc;
-	void (*f)(void *) = free;
-	const char *mode = getenv("AK_PERCPU_MODE");
-	Dl_info dm, df;
 
 	(void)state;
-	if (!preloaded_design())
-		ak_skip("run on glibc's malloc (no AK_MALLOC_DESIGN)");
-	assert_true(dladdr(*(void **)&m, &dm) && dm.dli_fname);
-	assert_true(dladdr(*(void **)&f, &df) && df.dli_fname);
-	assert_non_null(strstr(dm.dli_fname, "libatomkit-malloc"));
-	assert_non_null(strstr(df.dli_fname, "libatomkit-malloc"));
-	*(void **)&info = dlsym(RTLD_DEFAULT, "ak_malloc_info");
-	assert_non_null(info);
-	assert_int_equal(info(&in), 0);
-	assert_string_equal(in.design, preloaded_design());
-	if (mode && *mode)
-		assert_string_equal(in.mode, mode);
+	ak_malloc_check_resolves(&in);
 	/* the library's hidden copy of atomkit is not this program's */
 	assert_null(dlsym(RTLD_DEFAULT, "__ak_kmalloc_fork"));
 }

@@ -48,6 +48,7 @@
 #include <sys/wait.h>
 #include <atomkit/malloc.h>
 #include "ak_test.h"
+#include "malloc_test.h"
 
 #define NTHREADS	8
 #define WSET		64		/* objects each thread holds */
@@ -61,13 +62,6 @@
 
 /* A deadlocked child is killed, and fails, rather than hang the suite. */
 #define CHILD_ALARM	120
-
-static const char *preloaded_design(void)
-{
-	const char *d = getenv("AK_MALLOC_DESIGN");
-
-	return d && *d ? d : NULL;
-}
 
 /* ---- objects and their patterns ---- */
 
@@ -627,26 +621,10 @@ static void stop_workers(struct counts *sum)
 
 static void t_resolves(void **state)
 {
-	int (*info)(struct ak_malloc_info *);
 	struct ak_malloc_info in;
-	void *(*m)(size_t) = malloc;
-	void (*f)(void *) = free;
-	const char *mode = getenv("AK_PERCPU_MODE");
-	Dl_info dm, df;
 
 	(void)state;
-	if (!preloaded_design())
-		ak_skip("run on glibc's malloc (no AK_MALLOC_DESIGN)");
-	assert_true(dladdr(*(void **)&m, &dm) && dm.dli_fname);
-	assert_true(dladdr(*(void **)&f, &df) && df.dli_fname);
-	assert_non_null(strstr(dm.dli_fname, "libatomkit-malloc"));
-	assert_non_null(strstr(df.dli_fname, "libatomkit-malloc"));
-	*(void **)&info = dlsym(RTLD_DEFAULT, "ak_malloc_info");
-	assert_non_null(info);
-	assert_int_equal(info(&in), 0);
-	assert_string_equal(in.design, preloaded_design());
-	if (mode && *mode)
-		assert_string_equal(in.mode, mode);
+	ak_malloc_check_resolves(&in);
 	printf("# on libatomkit-malloc.so: design %s, mode %s\n", in.design,
 	       in.mode);
 }
