@@ -226,20 +226,27 @@ static uint64_t peek_u64(uint64_t addr)
 	return v;
 }
 
-static char *peek_str(uint64_t addr)
+/*
+ * A string of the target's, up to 255 bytes, into buf: a word at a time,
+ * each read within its aligned word, so never past the string's page.
+ */
+static const char *peek_str(uint64_t addr, char *buf, size_t len)
 {
-	char buf[256];
-	size_t i;
+	size_t i = 0, n;
 
 	if (!addr)
-		return xstrdup("(unnamed)");
-	for (i = 0; i + 1 < sizeof(buf); i++) {
-		peek(addr + i, &buf[i], 1);
-		if (!buf[i])
-			break;
+		return "(unnamed)";
+	while (i + 1 < len) {
+		n = sizeof(long) - ((addr + i) & (sizeof(long) - 1));
+		if (n > len - 1 - i)
+			n = len - 1 - i;
+		peek(addr + i, buf + i, n);
+		if (memchr(buf + i, 0, n))
+			return buf;
+		i += n;
 	}
 	buf[i] = 0;
-	return xstrdup(buf);
+	return buf;
 }
 
 struct regs {
@@ -264,12 +271,18 @@ static void set_regs(struct regs *g)
 		die("PTRACE_SETREGSET: %s", strerror(errno));
 }
 
-static void set_pc(uint64_t pc)
+/*
+ * Back onto the breakpoint at, to run what it covered: only where the
+ * trap leaves the pc after it (int3); BRK and tw leave it there.
+ */
+static void pc_back_to(uint64_t at)
 {
 	struct regs g;
 
+	if (!AK_RC_TRAP_PC_AFTER)
+		return;
 	get_regs(&g);
-	g.r[AK_RC_REG_PC] = pc;
+	g.r[AK_RC_REG_PC] = at;
 	set_regs(&g);
 }
 
@@ -641,7 +654,7 @@ static enum { IDLE, DISCOVER, JOB } phase;
 static struct kase *cur;
 static struct job job;
 static uint64_t job_addr;
-static bool job_hit, job_aborted, job_noabort;
+static bool job_hit, job_aborted;
 /* the job's reruns */
 static unsigned int job_tries;
 #define JOB_TRIES	8
@@ -666,16 +679,21 @@ struct rseq_config {
 
 static uint64_t rseq_cs_now(void)
 {
+	/* the one traced thread's area: asked for until it is registered */
+	static uint64_t area;
 	struct rseq_config rc;
 
-	memset(&rc, 0, sizeof(rc));
-	if (ptrace(PTRACE_GET_RSEQ_CONFIGURATION, child,
-		   (void *)sizeof(rc), &rc) < 0)
-		die("PTRACE_GET_RSEQ_CONFIGURATION: %s (Linux 5.13 or later"
-		    " is needed)", strerror(errno));
-	if (!rc.rseq_abi_pointer)
-		return 0;
-	return peek_u64(rc.rseq_abi_pointer + 8);
+	if (!area) {
+		memset(&rc, 0, sizeof(rc));
+		if (ptrace(PTRACE_GET_RSEQ_CONFIGURATION, child,
+			   (void *)sizeof(rc), &rc) < 0)
+			die("PTRACE_GET_RSEQ_CONFIGURATION: %s (Linux 5.13 or"
+			    " later is needed)", strerror(errno));
+		area = rc.rseq_abi_pointer;
+		if (!area)
+			return 0;
+	}
+	return peek_u64(area + 8);
 }
 
 /* A pending step: over a breakpoint to re-arm, or a job's stop's resume. */
@@ -792,13 +810,15 @@ static void write_again(uint32_t again)
 
 static void begin(void)
 {
+	char name[256];
 	size_t i;
 
 	if (phase != IDLE)
 		die("a case began inside a run of case %s",
 		    cur ? cur->name : "?");
 	cur = case_named(peek_str(peek_u64(case_addr +
-				offsetof(struct ak_rseq_check_case, name))));
+				offsetof(struct ak_rseq_check_case, name)),
+				  name, sizeof(name)));
 	if (!cur->discovered) {
 		/*
 		 * Where does the case go?  A stop after each commit says; a
@@ -821,7 +841,7 @@ static void begin(void)
 	}
 	job = cur->jobs[cur->next++];
 	job_addr = job.k < job.s->ninsn ? job.s->insn[job.k] : job.s->post;
-	job_hit = job_aborted = job_noabort = false;
+	job_hit = job_aborted = false;
 	job_effect[0] = 0;
 	read_case_regions();
 	/*
@@ -982,7 +1002,7 @@ static void resume(int req, int sig)
 static void step_over(uint64_t addr)
 {
 	bp_disarm(addr);
-	set_pc(addr);
+	pc_back_to(addr);
 	step = STEP_OVER;
 	step_rearm = addr;
 	resume(PTRACE_SINGLESTEP, 0);
@@ -1065,11 +1085,10 @@ static void on_sigtrap(void)
 			compare_regions();
 			bp_disarm(job.s->abort_ip);
 			if (brk)
-				set_pc(at);
+				pc_back_to(at);
 			resume(PTRACE_CONT, 0);
 			return;
 		}
-		job_noabort = true;
 		if (!brk) {
 			resume(PTRACE_CONT, 0);
 			return;
@@ -1080,7 +1099,7 @@ static void on_sigtrap(void)
 			/* the stop: resume it by one step, and see */
 			job_hit = true;
 			bp_disarm(at);
-			set_pc(at);
+			pc_back_to(at);
 			step = STEP_JOB;
 			resume(PTRACE_SINGLESTEP, 0);
 			return;
