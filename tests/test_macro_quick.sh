@@ -79,6 +79,19 @@ while read -r name kind cmd; do
 	done
 done <"$out/plan"
 
+# More CPUs than the programs take threads: the plan stays at their cap.
+cap=$(sed -n 's/^#define MACRO_MAX_THREADS \([0-9][0-9]*\).*/\1/p' \
+	"$srcdir/bench/macro/macro.h")
+"$macro" --quick --plan --builddir . --jobs $((cap + 44)) \
+	--workloads churn,sizemix >"$out/plan-cap" 2>&1
+rc=$?
+got=$(sed -n 's/.* -t \([0-9]*\) .*/\1/p' "$out/plan-cap" | tr '\n' ' ')
+if [ "$rc" -eq 0 ] && [ -n "$cap" ] && [ "$got" = "$cap $cap " ]; then
+	ok "run-macro --jobs $((cap + 44)): the synthetic workloads at $cap threads, the programs' cap"
+else
+	not_ok "run-macro --jobs $((cap + 44)): exit $rc, threads '$got' (cap '$cap'): $(head -c 300 "$out/plan-cap")"
+fi
+
 if [ -n "$run" ]; then
 	skip "run-macro --quick" "under AK_TEST_RUNNER: Debian's programs and the preloaded allocators are the host's, not the emulated arch's"
 	finish
