@@ -16,9 +16,11 @@
  *		sheaves)
  *   locked	one lock per cache (the baseline)
  *
- * Slabs are runs of pages from mmap, never unmapped while their cache
- * lives (libatomkit-malloc.so gives its empty slabs back to its page
- * heap, which keeps them mapped: doc/slab.md).  None of these calls may be made from a signal handler.
+ * Slabs are runs of pages from the page layer below (<atomkit/pages.h>:
+ * by default an mmap each), never unmapped while their cache lives
+ * (libatomkit-malloc.so gives its empty slabs back to its page heap,
+ * which keeps them mapped: doc/slab.md); the caches' own metadata comes
+ * from the page layer too.  None of these calls may be made from a signal handler.
  */
 #ifndef ATOMKIT_SLAB_H
 #define ATOMKIT_SLAB_H
