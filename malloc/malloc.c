@@ -5,28 +5,42 @@
  * AK_MALLOC_DESIGN (or AK_KMALLOC_FASTPATH), the per-CPU mode from
  * AK_PERCPU_MODE, as ak_kmalloc() and the per-CPU layer read them.
  *
- * The library carries its own hidden copy of slab/ and src/; their own
- * calls to malloc and friends are linked (--wrap) to the private
- * allocator of pages.c, and so are calls made while a thread is inside
- * the library (libc's fopen while the caches are set up, pthread key
- * storage while a thread claims its slot): nothing re-enters the slab
- * layer from below it.  A thread that cannot use the per-CPU layer (its
+ * The library carries its own hidden copy of pages/, src/ and slab/, and
+ * sets its page heap (pages/heap.c) as their page source: their slabs
+ * are the heap's spans and their own metadata comes from its private
+ * allocator, and so do calls made while a thread is inside the library
+ * (libc's fopen while the caches are set up, pthread key storage while a
+ * thread claims its slot): nothing re-enters the slab layer from below
+ * it.  This file uses the public interfaces of the layers below alone.  A thread that cannot use the per-CPU layer (its
  * rseq area cannot be registered, no thread slot is free) is served by
  * the private allocator, and the slab objects it frees are handed to the
  * next thread that can.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
 #include <malloc.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 #include <atomkit/malloc.h>
-#include "akm.h"
+#include <atomkit/pages.h>
+#include <atomkit/percpu.h>
+#include <atomkit/slab.h>
+#include "../pages/heap.h"
 
 #define EXPORT	__attribute__((visibility("default")))
 
-__thread unsigned int akm_nest __attribute__((tls_model("initial-exec")));
+/*
+ * Calls made while this thread is inside the library (setting it up, or
+ * a library call such as fopen or pthread_atfork that allocates) are
+ * served by the private allocator: never back into the slab layer.
+ */
+static __thread unsigned int akm_nest
+	__attribute__((tls_model("initial-exec")));
 
 /*
  * The malloc's size classes (doc/malloc.md, "Size classes"): 16 to 128
@@ -37,6 +51,8 @@ __thread unsigned int akm_nest __attribute__((tls_model("initial-exec")));
  */
 #define NR_CLASSES	52
 #define SMALL_MAX	((size_t)256 << 10)
+/* the largest slab_size struct ak_kmem_cache_args takes */
+#define MAX_SLAB_SIZE	((size_t)4 << 20)
 
 static struct ak_kmem_cache *classes[NR_CLASSES];
 /* the per-CPU mode once set up, else -1 */
@@ -95,10 +111,10 @@ static struct ak_kmem_cache *class_create(unsigned int i)
 	struct ak_kmem_cache_args args = { 0 };
 	char name[32];
 
-	first = (SLAB_HDR_SIZE + align - 1) & ~(align - 1);
+	first = (AK_PAGE_RUN_HDR + align - 1) & ~(align - 1);
 	slab = (size_t)sysconf(_SC_PAGESIZE);
-	for (slab = slab > AKM_CHUNK ? slab : AKM_CHUNK;
-	     slab < SLAB_MAX_SLAB_SIZE; slab *= 2) {
+	for (slab = slab > AKP_CHUNK ? slab : AKP_CHUNK;
+	     slab < MAX_SLAB_SIZE; slab *= 2) {
 		n = (slab - first) / sz;
 		if (n >= 4 && (slab - first - n * sz) * 8 <= slab)
 			break;
@@ -121,25 +137,15 @@ static inline bool thread_ready(void)
 {
 	int m = __atomic_load_n(&ready_mode, __ATOMIC_ACQUIRE);
 
-	if (ak_unlikely(akm_nest))
+	if (ak_unlikely(akm_nest || m < 0))
 		return false;
-	switch (m) {
-	case AK_PERCPU_RSEQ:
-	case AK_PERCPU_RSEQ_MM_CID:
-		return ak_rseq_area() != NULL;
-	case AK_PERCPU_THREAD:
-		return __ak_thread_slot >= 0;
-	case AK_PERCPU_ATOMIC:
-		return true;
-	default:
-		return false;
-	}
+	return ak_percpu_thread_ready((enum ak_percpu_mode)m);
 }
 
 static void report(const char *msg, void *arg)
 {
 	(void)arg;
-	akm_say("%s", msg);
+	akp_say("%s", msg);
 }
 
 /*
@@ -148,30 +154,20 @@ static void report(const char *msg, void *arg)
  */
 static void fork_prepare(void)
 {
-	unsigned int i;
-
 	pthread_mutex_lock(&init_lock);
 	if (ready_mode >= 0) {
-		__ak_percpu_fork(true);
-		for (i = 0; i < NR_CLASSES; i++)
-			if (classes[i])
-				slab_fork_cache(classes[i], true);
-		slab_fork_registry(true);
+		ak_percpu_fork(true);
+		ak_slab_fork(classes, NR_CLASSES, true);
 	}
-	akm_pages_fork(true);
+	akp_heap_fork(true);
 }
 
 static void fork_release(void)
 {
-	unsigned int i;
-
-	akm_pages_fork(false);
+	akp_heap_fork(false);
 	if (ready_mode >= 0) {
-		slab_fork_registry(false);
-		for (i = NR_CLASSES; i-- > 0;)
-			if (classes[i])
-				slab_fork_cache(classes[i], false);
-		__ak_percpu_fork(false);
+		ak_slab_fork(classes, NR_CLASSES, false);
+		ak_percpu_fork(false);
 	}
 	pthread_mutex_unlock(&init_lock);
 }
@@ -205,13 +201,19 @@ static void setup(void)
 	const char *var = "AK_MALLOC_DESIGN", *env = getenv(var), *why = NULL;
 	int fp, m;
 
+	/* before anything below takes a page or a block of metadata */
+	if (ak_page_source_set(&akp_heap_source)) {
+		akp_say("atomkit-malloc: the page heap cannot be the page source: %s",
+			strerror(errno));
+		refuse();
+	}
 	if (!env || !*env) {
 		var = "AK_KMALLOC_FASTPATH";
 		env = getenv(var);
 	}
 	fp = env && *env ? ak_slab_fastpath_parse(env) : AK_SLAB_ARRAY;
 	if (fp < 0) {
-		akm_say("atomkit-malloc: %s=%s: unknown design (slub-tid, slub-local, rseq-list, array, sheaf, locked)",
+		akp_say("atomkit-malloc: %s=%s: unknown design (slub-tid, slub-local, rseq-list, array, sheaf, locked)",
 			var, env);
 		refuse();
 	}
@@ -219,18 +221,17 @@ static void setup(void)
 	if (env && *env) {
 		m = ak_percpu_mode_parse(env);
 		if (m < 0) {
-			akm_say("atomkit-malloc: AK_PERCPU_MODE=%s: unknown mode (rseq, rseq-mm_cid, atomic, thread)",
+			akp_say("atomkit-malloc: AK_PERCPU_MODE=%s: unknown mode (rseq, rseq-mm_cid, atomic, thread)",
 				env);
 			refuse();
 		}
 		if (!ak_percpu_mode_available((enum ak_percpu_mode)m, &why)) {
-			akm_say("atomkit-malloc: AK_PERCPU_MODE=%s: %s", env,
+			akp_say("atomkit-malloc: AK_PERCPU_MODE=%s: %s", env,
 				why);
 			refuse();
 		}
 	}
 	ak_slab_set_report(report, NULL);
-	slab_set_pages(&akm_slab_pages);
 	m = ak_percpu_mode();
 	design = (enum ak_slab_fastpath)fp;
 	/* the caches are made as their sizes are first asked for */
@@ -287,9 +288,7 @@ static void drain_deferred(void)
 
 	while (p) {
 		void *next = *(void **)p;
-		struct ak_slab *sl = (struct ak_slab *)akm_run_of(p);
-
-		ak_kmem_cache_free(sl->cache, p);
+		ak_kmem_cache_free(ak_kmem_cache_of_run(akp_run_of(p)), p);
 		p = next;
 	}
 }
@@ -302,31 +301,13 @@ static void drain_deferred(void)
 static bool thread_setup(void)
 {
 	bool ok;
-	int m;
 
 	if (akm_nest)
 		return false;
 	if (__atomic_load_n(&ready_mode, __ATOMIC_ACQUIRE) < 0 && !init())
 		return false;
-	m = ready_mode;
 	akm_nest++;
-	switch (m) {
-	case AK_PERCPU_RSEQ:
-	case AK_PERCPU_RSEQ_MM_CID:
-		ok = ak_rseq_area() != NULL;
-		if (!ok) {
-			int e = errno;	/* a failed try is not malloc's error */
-
-			ok = __ak_rseq_thread_try_init() != NULL;
-			errno = e;
-		}
-		break;
-	case AK_PERCPU_THREAD:
-		ok = __ak_thread_slot >= 0 || __ak_thread_slot_try_init() >= 0;
-		break;
-	default:
-		ok = true;
-	}
+	ok = ak_percpu_thread_try_init();
 	akm_nest--;
 	if (ok && __atomic_load_n(&deferred, __ATOMIC_RELAXED))
 		drain_deferred();
@@ -378,7 +359,7 @@ static void *alloc_slow(size_t n, size_t align, bool zero)
 			p = c ? ak_kmem_cache_alloc(c, 0) : NULL;
 		} else {
 			__atomic_fetch_add(&nr_fallback, 1, __ATOMIC_RELAXED);
-			p = akm_meta_alloc(class_size(i), align);
+			p = akp_meta_alloc(class_size(i), align);
 		}
 		if (!p) {
 			errno = ENOMEM;
@@ -391,7 +372,7 @@ static void *alloc_slow(size_t n, size_t align, bool zero)
 	/* a program whose first call is a large one checks its settings too */
 	if (__atomic_load_n(&ready_mode, __ATOMIC_ACQUIRE) < 0 && !akm_nest)
 		init();
-	return akm_large_alloc(n, align, zero);
+	return akp_large_alloc(n, align, zero);
 }
 
 static inline void *alloc(size_t n)
@@ -413,18 +394,18 @@ static void *alloc_aligned(size_t align, size_t n)
 	return align <= 16 ? alloc(n) : alloc_slow(n, align, false);
 }
 
-static void __attribute__((noinline)) free_other(struct akm_run *r, void *p)
+static void __attribute__((noinline)) free_other(struct akp_run *r, void *p)
 {
 	if (!r) {
-		akm_say("atomkit-malloc: free(%p): not a pointer of this allocator",
+		akp_say("atomkit-malloc: free(%p): not a pointer of this allocator",
 			p);
 		abort();
-	} else if (r->magic == AKM_MAGIC_LARGE) {
-		akm_large_free(r);
-	} else if (r->magic == AKM_MAGIC_META) {
-		akm_meta_free(r, p);
+	} else if (r->magic == AKP_MAGIC_LARGE) {
+		akp_large_free(r);
+	} else if (r->magic == AKP_MAGIC_META) {
+		akp_meta_free(r, p);
 	} else {
-		akm_say("atomkit-malloc: free(%p): not a pointer of this allocator",
+		akp_say("atomkit-malloc: free(%p): not a pointer of this allocator",
 			p);
 		abort();
 	}
@@ -432,16 +413,14 @@ static void __attribute__((noinline)) free_other(struct akm_run *r, void *p)
 
 static inline void release(void *p)
 {
-	struct akm_run *r;
+	struct akp_run *r;
 
 	if (ak_unlikely(!p))
 		return;
-	r = akm_run_of(p);
-	if (ak_likely(r && r->magic == SLAB_MAGIC)) {
-		struct ak_slab *sl = (struct ak_slab *)r;
-
+	r = akp_run_of(p);
+	if (ak_likely(r && r->magic == AK_PAGE_MAGIC_SLAB)) {
 		if (ak_likely(thread_ready()) || thread_setup())
-			ak_kmem_cache_free(sl->cache, p);
+			ak_kmem_cache_free(ak_kmem_cache_of_run(r), p);
 		else
 			defer(p);
 		return;
@@ -451,17 +430,17 @@ static inline void release(void *p)
 
 static size_t usable(void *p)
 {
-	struct akm_run *r = akm_run_of(p);
+	struct akp_run *r = akp_run_of(p);
 
 	if (!r)
 		;
-	else if (r->magic == SLAB_MAGIC)
-		return ((struct ak_slab *)r)->cache->object_size;
-	if (r->magic == AKM_MAGIC_LARGE)
-		return akm_large_usable(r);
-	if (r->magic == AKM_MAGIC_META)
-		return akm_meta_usable(r);
-	akm_say("atomkit-malloc: malloc_usable_size(%p): not a pointer of this allocator",
+	else if (r->magic == AK_PAGE_MAGIC_SLAB)
+		return ak_kmem_cache_size(ak_kmem_cache_of_run(r));
+	if (r->magic == AKP_MAGIC_LARGE)
+		return akp_large_usable(r);
+	if (r->magic == AKP_MAGIC_META)
+		return akp_meta_usable(r);
+	akp_say("atomkit-malloc: malloc_usable_size(%p): not a pointer of this allocator",
 		p);
 	abort();
 }
@@ -501,7 +480,7 @@ EXPORT void *calloc(size_t n, size_t m)
 
 EXPORT void *realloc(void *p, size_t n)
 {
-	struct akm_run *r;
+	struct akp_run *r;
 	size_t old;
 	void *q;
 
@@ -513,12 +492,12 @@ EXPORT void *realloc(void *p, size_t n)
 		return NULL;
 	}
 	old = usable(p);
-	r = akm_run_of(p);
+	r = akp_run_of(p);
 	if (n <= old) {
 		/* a shrink keeps the object unless it would waste half */
-		if (n > old / 2 || r->magic == AKM_MAGIC_META)
+		if (n > old / 2 || r->magic == AKP_MAGIC_META)
 			return p;
-	} else if (r->magic == AKM_MAGIC_LARGE && akm_large_grow(r, n)) {
+	} else if (r->magic == AKP_MAGIC_LARGE && akp_large_grow(r, n)) {
 		return p;
 	}
 	q = alloc(n);
@@ -599,9 +578,23 @@ EXPORT size_t malloc_usable_size(void *p)
 /* The counts since the library was set up, and the bytes held now. */
 static void counts_now(struct ak_malloc_info *out)
 {
+	struct akp_stats h;
+
 	memset(out, 0, sizeof(*out));
-	akm_pages_stats(out);
-	out->refills = slab_refill_count();
+	akp_heap_stats(&h);
+	out->slabs_made = h.slabs_made;
+	out->slabs_released = h.slabs_released;
+	out->large_allocs = h.large_allocs;
+	out->heap_hits = h.hits;
+	out->heap_misses = h.misses;
+	out->maps = h.maps;
+	out->unmaps = h.unmaps;
+	out->madvise_calls = h.madvises;
+	out->mapped_bytes = h.mapped;
+	out->dirty_bytes = h.dirty;
+	out->purged_bytes = h.clean;
+	out->meta_bytes = h.meta;
+	out->refills = ak_slab_refills();
 	out->fallback_allocs = __atomic_load_n(&nr_fallback, __ATOMIC_RELAXED);
 	out->deferred_frees = __atomic_load_n(&nr_deferred, __ATOMIC_RELAXED);
 }
@@ -675,49 +668,4 @@ static void __attribute__((destructor)) akm_stats_dtor(void)
 	if (write(fd, buf, (size_t)n) < 0)
 		n = 0;
 	close(fd);
-}
-
-/* ---- the slab layer's own calls (linked with --wrap) ---- */
-
-void *__wrap_malloc(size_t n);
-void *__wrap_calloc(size_t n, size_t m);
-void __wrap_free(void *p);
-int __wrap_posix_memalign(void **out, size_t align, size_t n);
-
-void *__wrap_malloc(size_t n)
-{
-	void *p = akm_meta_alloc(n ? n : 1, 16);
-
-	if (!p)
-		errno = ENOMEM;
-	return p;
-}
-
-void *__wrap_calloc(size_t n, size_t m)
-{
-	size_t t;
-	void *p;
-
-	if (__builtin_mul_overflow(n, m, &t)) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	p = __wrap_malloc(t);
-	return p ? memset(p, 0, t) : NULL;
-}
-
-void __wrap_free(void *p)
-{
-	/* the same runs: whatever made it, release() tells them apart */
-	release(p);
-}
-
-int __wrap_posix_memalign(void **out, size_t align, size_t n)
-{
-	void *p = akm_meta_alloc(n ? n : 1, align);
-
-	if (!p)
-		return ENOMEM;
-	*out = p;
-	return 0;
 }

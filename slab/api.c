@@ -188,3 +188,34 @@ void ak_kmem_cache_free_bulk(struct ak_kmem_cache *s, size_t n, void **p)
 			s->ops->bulk_free(s, k, buf);
 	}
 }
+
+/* ---- what the layer above may ask of the slab layer as a whole ---- */
+
+unsigned int ak_kmem_cache_size(struct ak_kmem_cache *s)
+{
+	return s->object_size;
+}
+
+size_t ak_slab_refills(void)
+{
+	return slab_refill_count();
+}
+
+/* The caches in order, then the registry; released the other way. */
+void ak_slab_fork(struct ak_kmem_cache *const *caches, unsigned int n,
+		  bool take)
+{
+	unsigned int i;
+
+	if (take) {
+		for (i = 0; i < n; i++)
+			if (caches[i])
+				slab_fork_cache(caches[i], true);
+		slab_fork_registry(true);
+		return;
+	}
+	slab_fork_registry(false);
+	for (i = n; i-- > 0;)
+		if (caches[i])
+			slab_fork_cache(caches[i], false);
+}

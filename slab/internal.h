@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
+#include <atomkit/pages.h>
 #include <atomkit/slab.h>
 
 /* ---- ASan: tell it which bytes of our slabs are objects in use ---- */
@@ -40,8 +41,9 @@
 # define slab_asan_unpoison(p, n) ((void)(p), (void)(n))
 #endif
 
-#define SLAB_HDR_SIZE	128
-#define SLAB_MAGIC	0x51ab5eedc0ffee00ul
+/* a slab's header is the page layer's run header (<atomkit/pages.h>) */
+#define SLAB_HDR_SIZE	AK_PAGE_RUN_HDR
+#define SLAB_MAGIC	AK_PAGE_MAGIC_SLAB
 #define CACHELINE	64
 
 #define READ_ONCE(x)	(*(const volatile __typeof__(x) *)&(x))
@@ -86,6 +88,12 @@ struct ak_slab {
 } __attribute__((aligned(CACHELINE)));
 
 AK_STATIC_ASSERT(sizeof(struct ak_slab) <= SLAB_HDR_SIZE, "slab header");
+/* the overlay on the page layer's run header, as struct slab on struct page */
+AK_STATIC_ASSERT(offsetof(struct ak_slab, cache) ==
+		 offsetof(struct ak_page_run, owner) &&
+		 offsetof(struct ak_slab, magic) ==
+		 offsetof(struct ak_page_run, magic),
+		 "a slab's cache and magic where the page layer reads them");
 
 #define CNT_INUSE(c)		((uint32_t)(c))
 #define CNT_OWNER(c)		((uint32_t)((uint64_t)(c) >> 32))
@@ -514,21 +522,12 @@ void slab_registry_add(struct ak_slab *sl, uintptr_t size);
 void slab_registry_del(struct ak_slab *sl);
 
 /*
- * Where slabs come from.  By default each slab is an mmap of its own,
- * kept until its cache is destroyed.  libatomkit-malloc.so sets a page
- * heap instead, before it makes a cache: map() returns slab_size bytes
- * aligned to slab_size (NULL, errno ENOMEM, without), unmap() takes them
- * back; and with a page heap set, a slab that empties while no slot owns
- * it goes back to it once its partial list holds min_partial others.
+ * Times a design's slow path asked the slab layer for objects
+ * (ak_slab_refills()).  Slabs come from the page layer below
+ * (<atomkit/pages.h>); with a source that reuses pages (AK_PAGE_REUSE), a
+ * slab that empties while no slot owns it goes back to it once its
+ * partial list holds min_partial others.
  */
-struct slab_pages {
-	void *(*map)(size_t size);
-	void (*unmap)(void *base, size_t size);
-};
-
-__attribute__((visibility("hidden"))) void
-slab_set_pages(const struct slab_pages *p);
-/* Times a design's slow path asked the slab layer for objects. */
 __attribute__((visibility("hidden"))) size_t slab_refill_count(void);
 
 /* Largest object of a cache with a slab size of its own (args). */
@@ -564,6 +563,5 @@ __attribute__((visibility("hidden"))) void __ak_kmalloc_fork(bool take);
 __attribute__((visibility("hidden"))) void slab_fork_cache(struct ak_kmem_cache *s,
 							   bool take);
 __attribute__((visibility("hidden"))) void slab_fork_registry(bool take);
-void __ak_percpu_fork(bool take);
 
 #endif /* AK_SLAB_INTERNAL_H */

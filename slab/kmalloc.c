@@ -145,7 +145,7 @@ void __ak_kmalloc_fork(bool take)
 
 	if (take) {
 		pthread_mutex_lock(&lock);
-		__ak_percpu_fork(true);
+		ak_percpu_fork(true);
 		for (i = 0; i < NR_KMALLOC; i++)
 			if (caches[i])
 				slab_fork_cache(caches[i], true);
@@ -156,6 +156,6 @@ void __ak_kmalloc_fork(bool take)
 	for (i = NR_KMALLOC; i-- > 0;)
 		if (caches[i])
 			slab_fork_cache(caches[i], false);
-	__ak_percpu_fork(false);
+	ak_percpu_fork(false);
 	pthread_mutex_unlock(&lock);
 }

@@ -69,8 +69,8 @@ static struct sheaf *sheaf_new(struct ak_kmem_cache *s)
 	struct sheaf *sh;
 
 	/* lines of its own: two CPUs' sheaves must not share one */
-	if (posix_memalign((void **)&sh, CACHELINE,
-			   SLAB_ALIGN(size, (size_t)CACHELINE)))
+	sh = ak_page_meta_alloc(SLAB_ALIGN(size, (size_t)CACHELINE), CACHELINE);
+	if (!sh)
 		return NULL;
 	sh->size = 0;
 	slab_stat(s, AK_SLAB_SHEAF_NEW, 1);
@@ -249,7 +249,7 @@ static void sheaf_park(struct ak_kmem_cache *s, struct sheaf *sh)
 	sheaf_flush(s, sh);
 	if (barn_put(s, b, sh, false))
 		return;
-	free(sh);
+	ak_page_meta_free(sh);
 	slab_stat(s, AK_SLAB_SHEAF_DROP, 1);
 }
 
@@ -502,7 +502,7 @@ static void drop(struct ak_kmem_cache *s, struct sheaf *sh)
 	if (!sh)
 		return;
 	sheaf_flush(s, sh);
-	free(sh);
+	ak_page_meta_free(sh);
 }
 
 static void sheaf_drain(struct ak_kmem_cache *s)

@@ -171,7 +171,7 @@ static void topo_init(void)
 	topo_nr_cpus = ak_nr_cpus();
 	if (conf > 0 && (unsigned long)conf > topo_nr_cpus)
 		topo_nr_cpus = (unsigned int)conf;
-	topo_cpu_node = calloc(topo_nr_cpus, 1);
+	topo_cpu_node = ak_page_meta_calloc(topo_nr_cpus, 1);
 	if (!topo_cpu_node)
 		return;
 	for (node = 0; node < 64; node++) {
@@ -224,7 +224,7 @@ static size_t reg_hash(uintptr_t base)
 static bool reg_grow(void)
 {
 	size_t nsize = reg_size ? reg_size * 2 : 1024, i, j;
-	uintptr_t *nt = calloc(nsize, sizeof(*nt));
+	uintptr_t *nt = ak_page_meta_calloc(nsize, sizeof(*nt));
 
 	if (!nt)
 		return false;
@@ -236,7 +236,7 @@ static bool reg_grow(void)
 			;
 		nt[j] = reg_tab[i];
 	}
-	free(reg_tab);
+	ak_page_meta_free(reg_tab);
 	reg_tab = nt;
 	reg_size = nsize;
 	reg_used = 0;
@@ -348,33 +348,23 @@ static bool slab_map_refused(void)
 	return left == 0;
 }
 
-static const struct slab_pages *pages;
-
-void slab_set_pages(const struct slab_pages *p)
-{
-	pages = p;
-}
+/*
+ * Whether the page source takes empty slabs back for reuse (a heap's
+ * AK_PAGE_REUSE): read as each cache is made, once the source is fixed
+ * (its first metadata block is the cache's), so it never changes after.
+ */
+static bool pages;
 
 static void *slab_map(size_t size)
 {
-	size_t page = (size_t)sysconf(_SC_PAGESIZE), len = 2 * size - page;
-	char *m, *base;
+	char *base;
 
 	if (slab_map_refused())
 		return NULL;
-	if (pages)
-		return pages->map(size);
-	m = mmap(NULL, len, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (m == MAP_FAILED)
-		return NULL;
-	base = (char *)SLAB_ALIGN((uintptr_t)m, size);
-	if (base > m)
-		munmap(m, (size_t)(base - m));
-	if (m + len > base + size)
-		munmap(base + size, (size_t)(m + len - (base + size)));
+	base = ak_page_map(size);
 	/* ASan's shadow outlives munmap: a slab of an old cache may lie here */
-	slab_asan_unpoison(base, size);
+	if (base)
+		slab_asan_unpoison(base, size);
 	return base;
 }
 
@@ -382,10 +372,7 @@ static void slab_unmap(void *base, size_t size)
 {
 	/* leave no poisoned shadow behind for the next mapping */
 	slab_asan_unpoison(base, size);
-	if (pages)
-		pages->unmap(base, size);
-	else
-		munmap(base, size);
+	ak_page_unmap(base, size);
 }
 
 /*
@@ -951,10 +938,10 @@ static void cache_free(struct ak_kmem_cache *s)
 {
 	if (s->stats)
 		ak_percpu_free(s->stats);
-	free(s->nodes);
-	free(s->home_lists);
+	ak_page_meta_free(s->nodes);
+	ak_page_meta_free(s->home_lists);
 	pthread_mutex_destroy(&s->slabs_lock);
-	free(s);
+	ak_page_meta_free(s);
 }
 
 struct ak_kmem_cache *
@@ -1018,10 +1005,12 @@ ak_kmem_cache_create_args(const char *name, size_t size, size_t align,
 	if (args->max_objects && objects > args->max_objects)
 		objects = args->max_objects;
 
-	if (posix_memalign(&mem, CACHELINE, sizeof(*s))) {
+	mem = ak_page_meta_alloc(sizeof(*s), CACHELINE);
+	if (!mem) {
 		errno = ENOMEM;
 		return NULL;
 	}
+	pages = ak_page_source()->flags & AK_PAGE_REUSE;
 	s = mem;
 	memset(s, 0, sizeof(*s));
 	snprintf(s->name, sizeof(s->name), "%s", name ? name : "cache");
@@ -1045,7 +1034,8 @@ ak_kmem_cache_create_args(const char *name, size_t size, size_t align,
 
 	pthread_once(&topo_once, topo_init);
 	s->nr_nodes = topo_nr_nodes;
-	if (posix_memalign(&mem, CACHELINE, s->nr_nodes * sizeof(*s->nodes)))
+	mem = ak_page_meta_alloc(s->nr_nodes * sizeof(*s->nodes), CACHELINE);
+	if (!mem)
 		goto nomem;
 	s->nodes = mem;
 	memset(mem, 0, s->nr_nodes * sizeof(*s->nodes));
@@ -1055,8 +1045,9 @@ ak_kmem_cache_create_args(const char *name, size_t size, size_t align,
 		goto nomem;
 	if (s->ops->slot_lists) {
 		s->nr_home = ak_nr_cpus();
-		if (posix_memalign(&mem, CACHELINE,
-				   s->nr_home * sizeof(*s->home_lists)))
+		mem = ak_page_meta_alloc(s->nr_home * sizeof(*s->home_lists),
+					 CACHELINE);
+		if (!mem)
 			goto nomem;
 		s->home_lists = mem;
 		memset(mem, 0, s->nr_home * sizeof(*s->home_lists));
@@ -1279,21 +1270,21 @@ long ak_kmem_cache_audit(struct ak_kmem_cache *s)
 
 	pthread_mutex_lock(&s->slabs_lock);
 	a.nr = s->nr_slabs;
-	a.slabs = calloc(a.nr + 1, sizeof(*a.slabs));
-	a.seen = calloc(a.nr + 1, sizeof(*a.seen));
+	a.slabs = ak_page_meta_calloc(a.nr + 1, sizeof(*a.slabs));
+	a.seen = ak_page_meta_calloc(a.nr + 1, sizeof(*a.seen));
 	for (i = 0, sl = s->all_slabs; a.slabs && sl && i < a.nr;
 	     sl = sl->all_next)
 		a.slabs[i++] = sl;
 	pthread_mutex_unlock(&s->slabs_lock);
 	if (!a.slabs || !a.seen) {
-		free(a.slabs);
-		free(a.seen);
+		ak_page_meta_free(a.slabs);
+		ak_page_meta_free(a.seen);
 		slab_report(s, "audit: out of memory");
 		return -1;
 	}
 	qsort(a.slabs, a.nr, sizeof(*a.slabs), slab_cmp);
 	for (i = 0; i < a.nr; i++) {
-		a.seen[i] = calloc(a.slabs[i]->objects, 1);
+		a.seen[i] = ak_page_meta_calloc(a.slabs[i]->objects, 1);
 		if (!a.seen[i])
 			a.errors++;
 	}
@@ -1325,8 +1316,8 @@ long ak_kmem_cache_audit(struct ak_kmem_cache *s)
 			live += !a.seen[i][k];
 out:
 	for (i = 0; i < a.nr; i++)
-		free(a.seen[i]);
-	free(a.seen);
-	free(a.slabs);
+		ak_page_meta_free(a.seen[i]);
+	ak_page_meta_free(a.seen);
+	ak_page_meta_free(a.slabs);
 	return a.errors ? -1 : live;
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <atomkit/pages.h>
 #include <atomkit/percpu.h>
 
 int __ak_rseq_unavailable(void);
@@ -282,7 +283,7 @@ static void slot_setup(void)
 {
 	if (slot_used)
 		return;
-	slot_used = calloc(nr_slots, 1);
+	slot_used = ak_page_meta_calloc(nr_slots, 1);
 	if (!slot_used || pthread_key_create(&slot_key, release_slot)) {
 		fprintf(stderr, "atomkit: cannot set up per-thread slots\n");
 		abort();
@@ -332,8 +333,29 @@ int __ak_thread_slot_init(void)
 	return s;
 }
 
+bool ak_percpu_thread_try_init(void)
+{
+	enum ak_percpu_mode m = ak_percpu_mode();
+	int e = errno;		/* a failed try is not the caller's error */
+	bool ok;
+
+	switch (m) {
+	case AK_PERCPU_RSEQ:
+	case AK_PERCPU_RSEQ_MM_CID:
+		ok = __ak_rseq_area || __ak_rseq_thread_try_init();
+		break;
+	case AK_PERCPU_THREAD:
+		ok = __ak_thread_slot >= 0 || __ak_thread_slot_try_init() >= 0;
+		break;
+	default:
+		ok = true;
+	}
+	errno = e;
+	return ok;
+}
+
 /* fork() in the malloc interposer: the mode's lock held across it. */
-void __ak_percpu_fork(bool take)
+void ak_percpu_fork(bool take)
 {
 	if (take)
 		pthread_mutex_lock(&lock);

@@ -11,7 +11,8 @@
 #
 # The synthetic workloads print functions of their arguments alone, the
 # same for any thread count and on every arch: their output must equal
-# tests/fixtures/macro-quick.out, with two thread counts.  Under the cross
+# tests/fixtures/macro-quick.out (the line of the workload's program),
+# with two thread counts.  Under the cross
 # rig (AK_TEST_RUNNER holds the qemu command line) only they run, through
 # the runner: Debian's programs and the preloaded allocators are the
 # host's.  Figures are not looked at.  TAP on stdout.
@@ -52,10 +53,12 @@ fi
 # The synthetic workloads, as run-macro --quick runs them, and again with
 # another thread count: the fixture's output both times.
 "$macro" --quick --plan --builddir . \
-	--workloads churn,prodcons,falseshare,sizemix >"$out/plan" 2>&1 ||
+	--workloads churn,prodcons,falseshare,sizemix,remotefree,mixloop-1t,mixloop-2t \
+	>"$out/plan" 2>&1 ||
 	not_ok "run-macro --quick --plan: $(head -c 300 "$out/plan")"
 while read -r name kind cmd; do
-	want=$(grep "^$name: " "$fixture")
+	eval "set -- $cmd"
+	want=$(grep -m 1 "^${1##*/}: " "$fixture")
 	for t in plan 3; do
 		eval "set -- $cmd"
 		if [ "$t" = 3 ]; then
@@ -78,6 +81,19 @@ while read -r name kind cmd; do
 		fi
 	done
 done <"$out/plan"
+
+# More CPUs than the programs take threads: the plan stays at their cap.
+cap=$(sed -n 's/^#define MACRO_MAX_THREADS \([0-9][0-9]*\).*/\1/p' \
+	"$srcdir/bench/macro/macro.h")
+"$macro" --quick --plan --builddir . --jobs $((cap + 44)) \
+	--workloads churn,remotefree,mixloop-2t >"$out/plan-cap" 2>&1
+rc=$?
+got=$(sed -n 's/.* -t \([0-9]*\) .*/\1/p' "$out/plan-cap" | tr '\n' ' ')
+if [ "$rc" -eq 0 ] && [ -n "$cap" ] && [ "$got" = "$cap $cap 2 " ]; then
+	ok "run-macro --jobs $((cap + 44)): the synthetic workloads at $cap threads, the programs' cap"
+else
+	not_ok "run-macro --jobs $((cap + 44)): exit $rc, threads '$got' (cap '$cap'): $(head -c 300 "$out/plan-cap")"
+fi
 
 if [ -n "$run" ]; then
 	skip "run-macro --quick" "under AK_TEST_RUNNER: Debian's programs and the preloaded allocators are the host's, not the emulated arch's"
@@ -180,7 +196,7 @@ awk '
 		}
 	}' "$j" >"$out/verdicts"
 for w in compile sqlite python git redis perl churn prodcons falseshare \
-	 sizemix; do
+	 sizemix remotefree mixloop-1t mixloop-2t; do
 	v=$(grep "	$w	" "$out/verdicts" || echo "bad	$w	not in macro.json")
 	what=$(echo "$v" | cut -f 3-)
 	case $v in

@@ -160,6 +160,45 @@ static inline unsigned int __ak_this_slot(enum ak_percpu_mode m)
 	}
 }
 
+/*
+ * Can the calling thread run per-CPU ops in mode m now, without setting
+ * anything up (its rseq area registered, its thread slot claimed)?  For a
+ * caller that must never abort or allocate on a thread's first op (the
+ * malloc interposer): it calls ak_percpu_thread_try_init() when not.
+ */
+static inline bool ak_percpu_thread_ready(enum ak_percpu_mode m)
+{
+	switch (m) {
+	case AK_PERCPU_RSEQ:
+	case AK_PERCPU_RSEQ_MM_CID:
+		return __ak_rseq_area != NULL;
+	case AK_PERCPU_THREAD:
+		return __ak_thread_slot >= 0;
+	default:
+		return true;
+	}
+}
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+/*
+ * Set the calling thread up for per-CPU ops in the mode in use: true, or
+ * false where it cannot be (rseq registration refused, every thread slot
+ * taken), errno untouched either way.
+ */
+bool ak_percpu_thread_try_init(void);
+
+/*
+ * fork() from a threaded process: the per-CPU layer's lock taken before
+ * (take), released after in parent and child (the malloc interposer's
+ * atfork hooks; the slab layer's are ak_slab_fork()).
+ */
+void ak_percpu_fork(bool take);
+#ifdef __cplusplus
+}
+#endif
+
 #define ak_this_cpu_ptr(pcp)						\
 	ak_per_cpu_ptr(pcp, __ak_this_slot(ak_percpu_mode()))
 #if AK_HAVE_ARCH_RSEQ

@@ -16,9 +16,11 @@
  *		sheaves)
  *   locked	one lock per cache (the baseline)
  *
- * Slabs are runs of pages from mmap, never unmapped while their cache
- * lives (libatomkit-malloc.so gives its empty slabs back to its page
- * heap, which keeps them mapped: doc/slab.md).  None of these calls may be made from a signal handler.
+ * Slabs are runs of pages from the page layer below (<atomkit/pages.h>:
+ * by default an mmap each), never unmapped while their cache lives
+ * (libatomkit-malloc.so gives its empty slabs back to its page heap,
+ * which keeps them mapped: doc/slab.md); the caches' own metadata comes
+ * from the page layer too.  None of these calls may be made from a signal handler.
  */
 #ifndef ATOMKIT_SLAB_H
 #define ATOMKIT_SLAB_H
@@ -26,6 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <atomkit/pages.h>
 #include <atomkit/percpu.h>
 
 #ifdef __cplusplus
@@ -210,6 +213,35 @@ void ak_kmem_cache_print_stats(struct ak_kmem_cache *s, FILE *f);
  * default "atomkit slab: ..." lines on stderr.  NULL restores that.
  */
 void ak_slab_set_report(void (*fn)(const char *msg, void *arg), void *arg);
+
+/* The object size a cache was made with (the kernel's kmem_cache_size). */
+unsigned int ak_kmem_cache_size(struct ak_kmem_cache *s);
+
+/*
+ * The cache a slab's run belongs to, from the run's base: for a page
+ * source that finds runs by address (libatomkit-malloc.so's page heap),
+ * once the run's magic word says AK_PAGE_MAGIC_SLAB (<atomkit/pages.h>).
+ */
+static inline struct ak_kmem_cache *ak_kmem_cache_of_run(const void *run)
+{
+	return (struct ak_kmem_cache *)((const struct ak_page_run *)run)->owner;
+}
+
+/*
+ * Times a design's slow path asked the slab layer for objects (a
+ * refill), all caches together since the process started.
+ */
+size_t ak_slab_refills(void);
+
+/*
+ * fork() from a threaded process: every lock of the n caches (NULL
+ * entries skipped) and of the slab registry, taken before (take) and
+ * released after in parent and child, so that the child finds none held
+ * by a thread it does not have.  Below them: ak_percpu_fork(); the page
+ * source's own locks are the source's.
+ */
+void ak_slab_fork(struct ak_kmem_cache *const *caches, unsigned int n,
+		  bool take);
 
 /* ---- kmalloc ---- */
 

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * The pages behind libatomkit-malloc.so (doc/malloc.md, "The page heap"):
+ * The page heap, the page source of libatomkit-malloc.so (doc/malloc.md,
+ * "The page heap"):
  *
  * - the page heap: address space reserved in regions of at least
- *   GROW_MIN, handed out as spans of whole chunks (AKM_CHUNK) to the slab
+ *   GROW_MIN, handed out as spans of whole chunks (AKP_CHUNK) to the slab
  *   layer (a slab of any order, aligned to its size) and to the large
  *   path.  A freed span is coalesced with free neighbours and kept in a
  *   bin by its length; its pages go back to the kernel (MADV_DONTNEED)
@@ -24,13 +25,27 @@
  * chunks from the heap; the heap allocates nothing).
  */
 #define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 #include <sys/mman.h>
-#include <atomkit/malloc.h>
-#include "akm.h"
+#include "heap.h"
+
+/* A run's magic word, which free() reads without the heap's lock. */
+static inline void magic_set(struct akp_run *r, unsigned long m)
+{
+	__atomic_store_n(&r->magic, m, __ATOMIC_RELAXED);
+}
+
+static inline unsigned long magic_of(const struct akp_run *r)
+{
+	return __atomic_load_n(&r->magic, __ATOMIC_RELAXED);
+}
 
 #define META_MIN_SHIFT	4
 #define META_MAX_SHIFT	16
@@ -49,10 +64,10 @@
 /* ... or at once, oldest first, past this many dirty bytes */
 #define DIRTY_MAX	((size_t)256 << 20)
 
-#define LEAF_ENTRIES	(1u << AKM_LEAF_BITS)
-#define LEAF_BYTES	(LEAF_ENTRIES * sizeof(struct akm_run *))
+#define LEAF_ENTRIES	(1u << AKP_LEAF_BITS)
+#define LEAF_BYTES	(LEAF_ENTRIES * sizeof(struct akp_run *))
 
-struct akm_run **akm_chunk_root[1u << AKM_ROOT_BITS];
+struct akp_run **akp_chunk_root[1u << AKP_ROOT_BITS];
 
 static pthread_mutex_t meta_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -64,7 +79,7 @@ static size_t meta_mapped;
 
 static struct {
 	pthread_mutex_t lock;
-	struct akm_run *bins[NR_BINS];
+	struct akp_run *bins[NR_BINS];
 	uint64_t next_purge_ms;
 	/* bytes */
 	size_t mapped, dirty, clean;
@@ -73,7 +88,7 @@ static struct {
 	size_t slabs_made, slabs_released, large_allocs;
 } heap = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
-void akm_say(const char *fmt, ...)
+void akp_say(const char *fmt, ...)
 {
 	char buf[512];
 	va_list ap;
@@ -115,9 +130,9 @@ static uintptr_t round_up(uintptr_t x, uintptr_t a)
 
 /* ---- the chunk map (all of it under heap.lock, but the lookups) ---- */
 
-static struct akm_run **map_leaf(uintptr_t c, bool make)
+static struct akp_run **map_leaf(uintptr_t c, bool make)
 {
-	struct akm_run **leaf = akm_chunk_root[c >> AKM_LEAF_BITS];
+	struct akp_run **leaf = akp_chunk_root[c >> AKP_LEAF_BITS];
 	void *m;
 
 	if (leaf || !make)
@@ -128,17 +143,17 @@ static struct akm_run **map_leaf(uintptr_t c, bool make)
 	if (m == MAP_FAILED)
 		return NULL;
 	heap.mapped += LEAF_BYTES;
-	__atomic_store_n(&akm_chunk_root[c >> AKM_LEAF_BITS],
-			 (struct akm_run **)m, __ATOMIC_RELEASE);
+	__atomic_store_n(&akp_chunk_root[c >> AKP_LEAF_BITS],
+			 (struct akp_run **)m, __ATOMIC_RELEASE);
 	return m;
 }
 
 /* The entry of chunk c, or NULL. */
-static struct akm_run *map_get(uintptr_t c)
+static struct akp_run *map_get(uintptr_t c)
 {
-	struct akm_run **leaf;
+	struct akp_run **leaf;
 
-	if (c >> (AKM_ROOT_BITS + AKM_LEAF_BITS))
+	if (c >> (AKP_ROOT_BITS + AKP_LEAF_BITS))
 		return NULL;
 	leaf = map_leaf(c, false);
 	return leaf ? leaf[c & (LEAF_ENTRIES - 1)] : NULL;
@@ -147,11 +162,11 @@ static struct akm_run *map_get(uintptr_t c)
 /* Every chunk of [base, base + len) has a leaf: false when one can't. */
 static bool map_reserve(uintptr_t base, size_t len)
 {
-	uintptr_t c, last = (base + len - 1) >> AKM_CHUNK_SHIFT;
+	uintptr_t c, last = (base + len - 1) >> AKP_CHUNK_SHIFT;
 
-	if (last >> (AKM_ROOT_BITS + AKM_LEAF_BITS))
+	if (last >> (AKP_ROOT_BITS + AKP_LEAF_BITS))
 		return false;
-	for (c = base >> AKM_CHUNK_SHIFT; c <= last;
+	for (c = base >> AKP_CHUNK_SHIFT; c <= last;
 	     c = (c | (LEAF_ENTRIES - 1)) + 1)
 		if (!map_leaf(c, true))
 			return false;
@@ -159,31 +174,31 @@ static bool map_reserve(uintptr_t base, size_t len)
 }
 
 /* Chunks [first, last] to r; their leaves exist (map_reserve). */
-static void map_set(uintptr_t first, uintptr_t last, struct akm_run *r)
+static void map_set(uintptr_t first, uintptr_t last, struct akp_run *r)
 {
 	uintptr_t c;
 
 	for (c = first; c <= last; c++)
-		__atomic_store_n(&akm_chunk_root[c >> AKM_LEAF_BITS]
+		__atomic_store_n(&akp_chunk_root[c >> AKP_LEAF_BITS]
 				 [c & (LEAF_ENTRIES - 1)], r,
 				 __ATOMIC_RELAXED);
 }
 
-static void map_span(struct akm_run *r, size_t len, struct akm_run *to)
+static void map_span(struct akp_run *r, size_t len, struct akp_run *to)
 {
 	uintptr_t b = (uintptr_t)r;
 
-	map_set(b >> AKM_CHUNK_SHIFT, (b + len - 1) >> AKM_CHUNK_SHIFT, to);
+	map_set(b >> AKP_CHUNK_SHIFT, (b + len - 1) >> AKP_CHUNK_SHIFT, to);
 }
 
 /*
  * len bytes from a run start R such that R + off is a multiple of align
- * (R on an AKM_CHUNK boundary when align is smaller), with its leaves:
+ * (R on an AKP_CHUNK boundary when align is smaller), with its leaves:
  * NULL when mmap refuses.
  */
-static struct akm_run *map_run(size_t len, size_t off, size_t align)
+static struct akp_run *map_run(size_t len, size_t off, size_t align)
 {
-	size_t need = align > AKM_CHUNK ? align : AKM_CHUNK, total;
+	size_t need = align > AKP_CHUNK ? align : AKP_CHUNK, total;
 	uintptr_t m, r;
 
 	if (len > SIZE_MAX - need)
@@ -194,10 +209,10 @@ static struct akm_run *map_run(size_t len, size_t off, size_t align)
 	heap.maps++;
 	if (m == (uintptr_t)MAP_FAILED)
 		return NULL;
-	if (align > AKM_CHUNK)
+	if (align > AKP_CHUNK)
 		r = round_up(m + off, align) - off;
 	else
-		r = round_up(m, AKM_CHUNK);
+		r = round_up(m, AKP_CHUNK);
 	if (r > m) {
 		munmap((void *)m, r - m);
 		heap.unmaps++;
@@ -212,19 +227,19 @@ static struct akm_run *map_run(size_t len, size_t off, size_t align)
 		return NULL;
 	}
 	heap.mapped += len;
-	return (struct akm_run *)r;
+	return (struct akp_run *)r;
 }
 
 /* ---- the page heap's spans (under heap.lock) ---- */
 
 static unsigned int bin_of(size_t len)
 {
-	size_t n = len >> AKM_CHUNK_SHIFT;
+	size_t n = len >> AKP_CHUNK_SHIFT;
 
 	return n < NR_BINS ? (unsigned int)n : 0;
 }
 
-static void bin_del(struct akm_run *f)
+static void bin_del(struct akp_run *f)
 {
 	if (f->prev)
 		f->prev->next = f->next;
@@ -232,7 +247,7 @@ static void bin_del(struct akm_run *f)
 		heap.bins[f->bin] = f->next;
 	if (f->next)
 		f->next->prev = f->prev;
-	if (f->flags & AKM_RUN_DIRTY)
+	if (f->flags & AKP_RUN_DIRTY)
 		heap.dirty -= f->map_len;
 	else
 		heap.clean -= f->map_len;
@@ -240,12 +255,12 @@ static void bin_del(struct akm_run *f)
 
 /*
  * [b, b + len) as a free span, without looking at its neighbours.  A
- * clean span (AKM_RUN_DIRTY clear) is zero past its header.
+ * clean span (AKP_RUN_DIRTY clear) is zero past its header.
  */
 static void span_put(uintptr_t b, size_t len, unsigned int flags,
 		     uint64_t t)
 {
-	struct akm_run *f = (struct akm_run *)b;
+	struct akp_run *f = (struct akp_run *)b;
 
 	f->map_len = len;
 	f->off = f->size = 0;
@@ -257,48 +272,48 @@ static void span_put(uintptr_t b, size_t len, unsigned int flags,
 	if (f->next)
 		f->next->prev = f;
 	heap.bins[f->bin] = f;
-	WRITE_ONCE(f->magic, AKM_MAGIC_FREE);
+	magic_set(f, AKP_MAGIC_FREE);
 	/* the ends, for the neighbours that coalesce with it */
-	map_set(b >> AKM_CHUNK_SHIFT, b >> AKM_CHUNK_SHIFT, f);
-	map_set((b + len - 1) >> AKM_CHUNK_SHIFT,
-		(b + len - 1) >> AKM_CHUNK_SHIFT, f);
-	if (flags & AKM_RUN_DIRTY)
+	map_set(b >> AKP_CHUNK_SHIFT, b >> AKP_CHUNK_SHIFT, f);
+	map_set((b + len - 1) >> AKP_CHUNK_SHIFT,
+		(b + len - 1) >> AKP_CHUNK_SHIFT, f);
+	if (flags & AKP_RUN_DIRTY)
 		heap.dirty += len;
 	else
 		heap.clean += len;
 }
 
-static struct akm_run *free_span_at(uintptr_t c)
+static struct akp_run *free_span_at(uintptr_t c)
 {
-	struct akm_run *h = map_get(c);
+	struct akp_run *h = map_get(c);
 
-	return h && READ_ONCE(h->magic) == AKM_MAGIC_FREE ? h : NULL;
+	return h && magic_of(h) == AKP_MAGIC_FREE ? h : NULL;
 }
 
 /* [b, b + len) freed: coalesced with its free neighbours, into a bin. */
 static void span_free(uintptr_t b, size_t len, bool dirty, uint64_t t)
 {
-	unsigned int flags = dirty ? AKM_RUN_DIRTY : 0;
-	struct akm_run *h;
+	unsigned int flags = dirty ? AKP_RUN_DIRTY : 0;
+	struct akp_run *h;
 
-	h = b >> AKM_CHUNK_SHIFT ? free_span_at((b >> AKM_CHUNK_SHIFT) - 1) :
+	h = b >> AKP_CHUNK_SHIFT ? free_span_at((b >> AKP_CHUNK_SHIFT) - 1) :
 				   NULL;
 	if (h && (uintptr_t)h + h->map_len == b) {
 		bin_del(h);
-		if (!(flags | (h->flags & AKM_RUN_DIRTY)))
+		if (!(flags | (h->flags & AKP_RUN_DIRTY)))
 			memset((void *)b, 0, sizeof(*h)); /* stays clean */
-		flags |= h->flags & AKM_RUN_DIRTY;
+		flags |= h->flags & AKP_RUN_DIRTY;
 		if (h->freed_ms > t)
 			t = h->freed_ms;
 		len += h->map_len;
 		b = (uintptr_t)h;
 	}
-	h = free_span_at((b + len) >> AKM_CHUNK_SHIFT);
+	h = free_span_at((b + len) >> AKP_CHUNK_SHIFT);
 	if (h && (uintptr_t)h == b + len) {
 		bin_del(h);
-		if (!(flags | (h->flags & AKM_RUN_DIRTY)))
+		if (!(flags | (h->flags & AKP_RUN_DIRTY)))
 			memset(h, 0, sizeof(*h));
-		flags |= h->flags & AKM_RUN_DIRTY;
+		flags |= h->flags & AKP_RUN_DIRTY;
 		if (h->freed_ms > t)
 			t = h->freed_ms;
 		len += h->map_len;
@@ -310,7 +325,7 @@ static void span_free(uintptr_t b, size_t len, bool dirty, uint64_t t)
  * A dirty free span's pages back to the kernel; it stays in its bin,
  * clean: zero past its header (the bytes no whole page covers, by hand).
  */
-static void purge(struct akm_run *f)
+static void purge(struct akp_run *f)
 {
 	uintptr_t pg = page_size(), b = (uintptr_t)f, e = b + f->map_len;
 	uintptr_t from = round_up(b + sizeof(*f), pg), to = e & ~(pg - 1);
@@ -323,7 +338,7 @@ static void purge(struct akm_run *f)
 	}
 	memset((char *)f + sizeof(*f), 0, from - (b + sizeof(*f)));
 	memset((void *)to, 0, e - to);
-	f->flags &= ~AKM_RUN_DIRTY;
+	f->flags &= ~AKP_RUN_DIRTY;
 	heap.dirty -= f->map_len;
 	heap.clean += f->map_len;
 }
@@ -331,7 +346,7 @@ static void purge(struct akm_run *f)
 /* Spans free for DECAY_MS (every dirty one past DIRTY_MAX) purged. */
 static void maybe_purge(uint64_t now)
 {
-	struct akm_run *f;
+	struct akp_run *f;
 	unsigned int i;
 	bool all;
 
@@ -341,16 +356,16 @@ static void maybe_purge(uint64_t now)
 	heap.next_purge_ms = now + DECAY_MS / 4;
 	for (i = 0; i < NR_BINS; i++)
 		for (f = heap.bins[i]; f; f = f->next)
-			if ((f->flags & AKM_RUN_DIRTY) &&
+			if ((f->flags & AKP_RUN_DIRTY) &&
 			    (all || now - f->freed_ms >= DECAY_MS))
 				purge(f);
 }
 
 /* The free span where len bytes fit with start + phase aligned, or NULL. */
-static struct akm_run *fit(size_t len, size_t align, size_t phase,
+static struct akp_run *fit(size_t len, size_t align, size_t phase,
 			   uintptr_t *startp)
 {
-	struct akm_run *f, *best = NULL;
+	struct akp_run *f, *best = NULL;
 	unsigned int i = bin_of(len);
 	uintptr_t start, bstart = 0;
 
@@ -378,34 +393,34 @@ static struct akm_run *fit(size_t len, size_t align, size_t phase,
 }
 
 /* [start, start + len) out of free span f; the rest stays free. */
-static struct akm_run *carve(struct akm_run *f, uintptr_t start, size_t len,
+static struct akp_run *carve(struct akp_run *f, uintptr_t start, size_t len,
 			     bool *clean)
 {
 	uintptr_t b = (uintptr_t)f, e = b + f->map_len;
 	unsigned int flags = f->flags;
 	uint64_t t = f->freed_ms;
-	struct akm_run *r = (struct akm_run *)start;
+	struct akp_run *r = (struct akp_run *)start;
 
 	bin_del(f);
 	if (start > b)
 		span_put(b, start - b, flags, t);
 	if (start + len < e)
 		span_put(start + len, e - (start + len), flags, t);
-	WRITE_ONCE(r->magic, 0);
+	magic_set(r, 0);
 	map_span(r, len, r);
-	*clean = !(flags & AKM_RUN_DIRTY);
+	*clean = !(flags & AKP_RUN_DIRTY);
 	return r;
 }
 
 /*
- * A span of len bytes (a multiple of AKM_CHUNK) whose start + phase is a
- * multiple of align (at least AKM_CHUNK); *clean says it is zero past its
- * first SLAB_HDR_SIZE bytes.  NULL when no address space can be had.
+ * A span of len bytes (a multiple of AKP_CHUNK) whose start + phase is a
+ * multiple of align (at least AKP_CHUNK); *clean says it is zero past its
+ * first AK_PAGE_RUN_HDR bytes.  NULL when no address space can be had.
  */
-static struct akm_run *heap_alloc(size_t len, size_t align, size_t phase,
+static struct akp_run *heap_alloc(size_t len, size_t align, size_t phase,
 				  bool *clean)
 {
-	struct akm_run *f, *g;
+	struct akp_run *f, *g;
 	uintptr_t start;
 	size_t want;
 
@@ -416,7 +431,7 @@ static struct akm_run *heap_alloc(size_t len, size_t align, size_t phase,
 		heap.hits++;
 	} else {
 		heap.misses++;
-		want = len + (align > AKM_CHUNK ? align : 0);
+		want = len + (align > AKP_CHUNK ? align : 0);
 		g = want < GROW_MIN ? map_run(GROW_MIN, 0, 0) : NULL;
 		if (!g) {
 			g = map_run(want, 0, 0);
@@ -441,7 +456,7 @@ static struct akm_run *heap_alloc(size_t len, size_t align, size_t phase,
 	return f;
 }
 
-static void heap_free(struct akm_run *r, size_t len)
+static void heap_free(struct akp_run *r, size_t len)
 {
 	uint64_t now = now_ms();
 
@@ -451,7 +466,7 @@ static void heap_free(struct akm_run *r, size_t len)
 	pthread_mutex_unlock(&heap.lock);
 }
 
-/* ---- the slab layer's page source ---- */
+/* ---- the page source of the layers above ---- */
 
 static void *slab_span_map(size_t size)
 {
@@ -469,9 +484,39 @@ static void slab_span_unmap(void *base, size_t size)
 	heap_free(base, size);
 }
 
-const struct slab_pages akm_slab_pages = {
+static void *meta_alloc_zero(size_t size, size_t align)
+{
+	void *p = akp_meta_alloc(size ? size : 1, align);
+
+	if (!p) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return memset(p, 0, size);
+}
+
+/* Metadata the private allocator gave, or a large run it went to. */
+static void meta_release(void *p)
+{
+	struct akp_run *r = akp_run_of(p);
+
+	if (r && r->magic == AKP_MAGIC_META) {
+		akp_meta_free(r, p);
+	} else if (r && r->magic == AKP_MAGIC_LARGE) {
+		akp_large_free(r);
+	} else {
+		akp_say("atomkit-malloc: metadata %p: not the page heap's", p);
+		abort();
+	}
+}
+
+const struct ak_page_source akp_heap_source = {
+	.name = "page heap",
 	.map = slab_span_map,
 	.unmap = slab_span_unmap,
+	.meta_alloc = meta_alloc_zero,
+	.meta_free = meta_release,
+	.flags = AK_PAGE_REUSE,
 };
 
 /* ---- the private allocator ---- */
@@ -485,14 +530,14 @@ static unsigned int meta_class(size_t n)
 	return sh - META_MIN_SHIFT;
 }
 
-void *akm_meta_alloc(size_t n, size_t align)
+void *akp_meta_alloc(size_t n, size_t align)
 {
 	size_t sz = n > align ? n : align;
 	unsigned int c;
 	void *p;
 
 	if (sz > ((size_t)1 << META_MAX_SHIFT))
-		return akm_large_alloc(n, align, false);
+		return akp_large_alloc(n, align, false);
 	c = meta_class(sz);
 	sz = (size_t)1 << (c + META_MIN_SHIFT);
 	pthread_mutex_lock(&meta_lock);
@@ -502,7 +547,7 @@ void *akm_meta_alloc(size_t n, size_t align)
 	} else {
 		if (!meta[c].bump || sz > (size_t)(meta[c].end - meta[c].bump)) {
 			bool clean;
-			struct akm_run *r = heap_alloc(META_CHUNK, AKM_CHUNK, 0,
+			struct akp_run *r = heap_alloc(META_CHUNK, AKP_CHUNK, 0,
 						       &clean);
 
 			if (!r) {
@@ -511,11 +556,11 @@ void *akm_meta_alloc(size_t n, size_t align)
 			}
 			r->map_len = META_CHUNK;
 			r->size = sz;
-			r->magic = AKM_MAGIC_META;
+			r->magic = AKP_MAGIC_META;
 			meta_mapped += META_CHUNK;
 			/* objects naturally aligned, clear of the header */
-			meta[c].bump = (char *)r + (sz > SLAB_HDR_SIZE ? sz :
-						    SLAB_HDR_SIZE);
+			meta[c].bump = (char *)r + (sz > AK_PAGE_RUN_HDR ? sz :
+						    AK_PAGE_RUN_HDR);
 			meta[c].end = (char *)r + META_CHUNK;
 		}
 		p = meta[c].bump;
@@ -525,7 +570,7 @@ void *akm_meta_alloc(size_t n, size_t align)
 	return p;
 }
 
-void akm_meta_free(struct akm_run *r, void *p)
+void akp_meta_free(struct akp_run *r, void *p)
 {
 	unsigned int c = meta_class(r->size);
 
@@ -535,45 +580,45 @@ void akm_meta_free(struct akm_run *r, void *p)
 	pthread_mutex_unlock(&meta_lock);
 }
 
-size_t akm_meta_usable(const struct akm_run *r)
+size_t akp_meta_usable(const struct akp_run *r)
 {
 	return r->size;
 }
 
 /* ---- the large path ---- */
 
-void *akm_large_alloc(size_t n, size_t align, bool zero)
+void *akp_large_alloc(size_t n, size_t align, bool zero)
 {
 	size_t pg = page_size(), off, len;
-	struct akm_run *r;
+	struct akp_run *r;
 	bool clean = true;
 
 	if (align < 16)
 		align = 16;
 	/* the header below the pointer, within the chunk below it */
-	off = align > SLAB_HDR_SIZE ? align : SLAB_HDR_SIZE;
-	if (off > AKM_CHUNK)
-		off = AKM_CHUNK;
-	if (n > SIZE_MAX / 2 - off - AKM_CHUNK) {
+	off = align > AK_PAGE_RUN_HDR ? align : AK_PAGE_RUN_HDR;
+	if (off > AKP_CHUNK)
+		off = AKP_CHUNK;
+	if (n > SIZE_MAX / 2 - off - AKP_CHUNK) {
 		errno = ENOMEM;
 		return NULL;
 	}
-	len = round_up(off + n, AKM_CHUNK);
+	len = round_up(off + n, AKP_CHUNK);
 	if (len > HUGE_MIN) {
 		len = round_up(off + n, pg);
 		pthread_mutex_lock(&heap.lock);
 		r = map_run(len, off, align);
 		if (r)
-			map_span(r, AKM_CHUNK, r);	/* p - 1 is there */
+			map_span(r, AKP_CHUNK, r);	/* p - 1 is there */
 		pthread_mutex_unlock(&heap.lock);
 		if (!r) {
 			errno = ENOMEM;
 			return NULL;
 		}
-		r->flags = AKM_RUN_HUGE;
+		r->flags = AKP_RUN_HUGE;
 	} else {
-		r = heap_alloc(len, align > AKM_CHUNK ? align : AKM_CHUNK,
-			       align > AKM_CHUNK ? AKM_CHUNK : 0, &clean);
+		r = heap_alloc(len, align > AKP_CHUNK ? align : AKP_CHUNK,
+			       align > AKP_CHUNK ? AKP_CHUNK : 0, &clean);
 		if (!r)
 			return NULL;
 		r->flags = 0;
@@ -583,20 +628,20 @@ void *akm_large_alloc(size_t n, size_t align, bool zero)
 	r->off = off;
 	r->size = len - off;
 	r->next = r->prev = NULL;
-	WRITE_ONCE(r->magic, AKM_MAGIC_LARGE);
+	magic_set(r, AKP_MAGIC_LARGE);
 	if (zero && !clean)
 		memset((char *)r + off, 0, n);
 	return (char *)r + off;
 }
 
-void akm_large_free(struct akm_run *r)
+void akp_large_free(struct akp_run *r)
 {
-	if (!(r->flags & AKM_RUN_HUGE)) {
+	if (!(r->flags & AKP_RUN_HUGE)) {
 		heap_free(r, r->map_len);
 		return;
 	}
 	pthread_mutex_lock(&heap.lock);
-	map_span(r, AKM_CHUNK, NULL);
+	map_span(r, AKP_CHUNK, NULL);
 	heap.mapped -= r->map_len;
 	heap.unmaps++;
 	pthread_mutex_unlock(&heap.lock);
@@ -604,20 +649,20 @@ void akm_large_free(struct akm_run *r)
 	munmap(r, r->map_len);
 }
 
-size_t akm_large_usable(const struct akm_run *r)
+size_t akp_large_usable(const struct akp_run *r)
 {
 	return r->size;
 }
 
-bool akm_large_grow(struct akm_run *r, size_t n)
+bool akp_large_grow(struct akp_run *r, size_t n)
 {
 	size_t pg = page_size(), len, more;
-	struct akm_run *h;
+	struct akp_run *h;
 	bool ok = false, clean;
 
-	if (n > SIZE_MAX / 2 - r->off - AKM_CHUNK)
+	if (n > SIZE_MAX / 2 - r->off - AKP_CHUNK)
 		return false;
-	if (r->flags & AKM_RUN_HUGE) {
+	if (r->flags & AKP_RUN_HUGE) {
 		len = round_up(r->off + n, pg);
 		if (len <= r->map_len)
 			return true;
@@ -630,12 +675,12 @@ bool akm_large_grow(struct akm_run *r, size_t n)
 		r->size = len - r->off;
 		return true;
 	}
-	len = round_up(r->off + n, AKM_CHUNK);
+	len = round_up(r->off + n, AKP_CHUNK);
 	if (len <= r->map_len)
 		return true;
 	more = len - r->map_len;
 	pthread_mutex_lock(&heap.lock);
-	h = free_span_at(((uintptr_t)r + r->map_len) >> AKM_CHUNK_SHIFT);
+	h = free_span_at(((uintptr_t)r + r->map_len) >> AKP_CHUNK_SHIFT);
 	if (h && (uintptr_t)h == (uintptr_t)r + r->map_len &&
 	    h->map_len >= more) {
 		heap.hits++;
@@ -648,7 +693,7 @@ bool akm_large_grow(struct akm_run *r, size_t n)
 	return ok;
 }
 
-void akm_pages_fork(bool take)
+void akp_heap_fork(bool take)
 {
 	if (take) {
 		pthread_mutex_lock(&meta_lock);
@@ -659,22 +704,22 @@ void akm_pages_fork(bool take)
 	}
 }
 
-void akm_pages_stats(struct ak_malloc_info *out)
+void akp_heap_stats(struct akp_stats *out)
 {
 	pthread_mutex_lock(&meta_lock);
-	out->meta_bytes = meta_mapped;
+	out->meta = meta_mapped;
 	pthread_mutex_unlock(&meta_lock);
 	pthread_mutex_lock(&heap.lock);
 	out->slabs_made = heap.slabs_made;
 	out->slabs_released = heap.slabs_released;
 	out->large_allocs = heap.large_allocs;
-	out->heap_hits = heap.hits;
-	out->heap_misses = heap.misses;
+	out->hits = heap.hits;
+	out->misses = heap.misses;
 	out->maps = heap.maps;
 	out->unmaps = heap.unmaps;
-	out->madvise_calls = heap.madvises;
-	out->mapped_bytes = heap.mapped;
-	out->dirty_bytes = heap.dirty;
-	out->purged_bytes = heap.clean;
+	out->madvises = heap.madvises;
+	out->mapped = heap.mapped;
+	out->dirty = heap.dirty;
+	out->clean = heap.clean;
 	pthread_mutex_unlock(&heap.lock);
 }
