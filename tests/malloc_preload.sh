@@ -57,6 +57,8 @@ summary() {
 	if [ "$3" -eq 0 ] && [ "$f" -eq 0 ] && [ "$p" -gt 0 ]; then
 		ok "$1: $((p - s)) passed, $s skipped"
 	else
-		not_ok "$1: exit $3$(stuck "$2" "$3"), $f failed: $(grep -E '^not ok|^#' "$2" | head -8 | tr '\n' ' ') $(tail -n 3 "$2.err" | tr '\n' ' ')"
+		# cmocka's own lines on stderr, less the ones of tests
+		# that passed: what failed and where
+		not_ok "$1: exit $3$(stuck "$2" "$3"), $f failed: $(grep -E '^not ok|^#' "$2" | head -8 | tr '\n' ' ') $(grep -vE '^\[ *(RUN|OK|PASSED|=+) *\]' "$2.err" | head -n 6 | tr '\n' ' ')"
 	fi
 }
