@@ -17,6 +17,13 @@ void akb_set_placements(unsigned int mask);
 void akb_set_sweep(const int *threads, int n);
 void akb_add_context(const char *key, const char *value);
 int akb_gbench_run(int *argc, char **argv);
+/*
+ * The most threads one run may have here (16 per PU, at least 64, at
+ * most AKB_THREADS_LIMIT): --threads refuses more, no default plans more,
+ * and a suite's per-thread arrays hold that many.
+ */
+#define AKB_THREADS_LIMIT 8192	/* twice the 4096 PUs of the largest */
+int akb_max_threads(void);
 
 /* Adds the machine and build description to the run context. */
 void akb_env_context(void (*add)(const char *key, const char *value));

@@ -30,9 +30,11 @@ static const char usage[] =
 	"        llc, package, numa, spread (default: all for the cache-line\n"
 	"        suite, spread for the thread sweeps)\n"
 	"  --threads=N[,N]...\n"
-	"        thread counts of the contention sweep (default 1, 2, 4 ...\n"
-	"        up to the PUs, then twice the PUs)\n"
+	"        thread counts of the thread sweeps (default 1, 2, 4 ... up\n"
+	"        to the PUs, then twice the PUs; at most 16 per PU, at least\n"
+	"        64 and at most 8192 in all)\n"
 	"  --list-placements   print the placement classes found and exit\n"
+
 	"  --list-skips        print the documented reasons a benchmark may\n"
 	"                      be skipped for, one a line, and exit: a run\n"
 	"                      says \"skipped: REASON\" or \"skipped: REASON:\n"
@@ -51,14 +53,21 @@ static const char usage[] =
 	"--benchmark_format=console|json|csv, --benchmark_out=FILE,\n"
 	"--benchmark_out_format=json.\n";
 
-static int parse_threads(const char *list, int *out, int *n, char *err,
-			 size_t errlen)
+int akb_max_threads(void)
 {
-	int max = 16 * akb_nr_pus() > 1024 ? 1024 : 16 * akb_nr_pus();
-	const char *p = list;
+	long max = 16L * akb_nr_pus();
 
 	if (max < 64)
 		max = 64;
+	return max > AKB_THREADS_LIMIT ? AKB_THREADS_LIMIT : (int)max;
+}
+
+static int parse_threads(const char *list, int *out, int *n, char *err,
+			 size_t errlen)
+{
+	int max = akb_max_threads();
+	const char *p = list;
+
 	*n = 0;
 	while (*p) {
 		char *end;
@@ -71,8 +80,8 @@ static int parse_threads(const char *list, int *out, int *n, char *err,
 		}
 		if (v < 1 || v > max) {
 			snprintf(err, errlen,
-				 "--threads=%s: %ld is not a usable thread count (1 to %d here: 16 x %d PUs, at most 1024)",
-				 list, v, max, akb_nr_pus());
+				 "--threads=%s: %ld is not a usable thread count (1 to %d here: 16 x %d PUs, at least 64, at most %d)",
+				 list, v, max, akb_nr_pus(), AKB_THREADS_LIMIT);
 			return -1;
 		}
 		if (*n == AKB_MAX_SWEEP) {
@@ -90,15 +99,22 @@ static int parse_threads(const char *list, int *out, int *n, char *err,
 	return 0;
 }
 
+/*
+ * 1, 2, 4 .. below the PUs, the PUs, twice the PUs (oversubscribed), and
+ * none past akb_max_threads(): what is not run is not planned.
+ */
 static void default_sweep(int *out, int *n)
 {
-	int pus = akb_nr_pus(), t;
+	int pus = akb_nr_pus(), max = akb_max_threads(), t;
 
+	if (pus > max)
+		pus = max;
 	*n = 0;
 	for (t = 1; t < pus && *n < AKB_MAX_SWEEP - 2; t *= 2)
 		out[(*n)++] = t;
 	out[(*n)++] = pus;
-	out[(*n)++] = 2 * pus;	/* oversubscribed */
+	if (pus < max)
+		out[(*n)++] = 2 * pus <= max ? 2 * pus : max;
 }
 
 static void list_placements(void)
@@ -162,6 +178,7 @@ static const char *opt_value(const char *arg, const char *name)
 static int bench_main(int argc, char **argv, char **gargv)
 {
 	const char *counter = "auto", *placement = NULL, *threads = NULL;
+
 	char err[512];
 	int gargc = 0, i, sweep[AKB_MAX_SWEEP], nsweep, list = 0, reps = 0;
 	int describe = 0, list_skips = 0;
