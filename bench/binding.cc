@@ -409,6 +409,26 @@ extern "C" void akb_register_all(void)
 	}
 }
 
+extern "C" int akb_planned_threads(const char *prefix)
+{
+	size_t l = strlen(prefix);
+	int most = 0;
+
+	for (auto &owned : defs) {
+		const akb_def *d = owned.get();
+
+		if (d->name.compare(0, l, prefix))
+			continue;
+		if (d->flags & AKB_SWEEP) {
+			for (int t : sweep)
+				most = t > most ? t : most;
+		} else {
+			most = d->threads > most ? d->threads : most;
+		}
+	}
+	return most;
+}
+
 extern "C" void akb_add_context(const char *key, const char *value)
 {
 	benchmark::AddCustomContext(key, value);
