@@ -279,8 +279,8 @@ extern "C" void akb_thread_barrier(struct akb_state *s)
 static void run_one(benchmark::State &st, const akb_def *d, int place)
 {
 	akb_state s = {};
-	cpu_set_t saved;
-	bool restore = false;
+	struct akb_affinity *saved = NULL;
+	std::string lost;
 	char err[256];
 
 	s.st = &st;
@@ -301,9 +301,16 @@ static void run_one(benchmark::State &st, const akb_def *d, int place)
 			akb_skip(&s, why, NULL);
 			return;
 		}
+		/*
+		 * Thread 0 is the program's main thread, whose mask the
+		 * threads of later runs inherit: it is put back after the
+		 * run.  One that could not be kept still runs, as the other
+		 * threads wait for it at barriers, and fails at the end.
+		 */
 		if (st.thread_index() == 0 &&
-		    !sched_getaffinity(0, sizeof(saved), &saved))
-			restore = true;
+		    !(saved = akb_affinity_save(err, sizeof(err))))
+			lost = std::string("could not save the thread's CPU "
+					   "mask: ") + err;
 		s.cpu = cpus[st.thread_index() % n];
 		if (akb_pin_self(s.cpu, err, sizeof(err))) {
 			std::string m("could not pin the thread: ");
@@ -329,8 +336,11 @@ static void run_one(benchmark::State &st, const akb_def *d, int place)
 		st.counters[akb_counter_info()->key] = benchmark::Counter(
 			(double)s.ticks, benchmark::Counter::kAvgIterations);
 out:
-	if (restore)
-		sched_setaffinity(0, sizeof(saved), &saved);
+	if (saved && akb_affinity_restore(saved, err, sizeof(err)))
+		lost = std::string("could not restore the thread's CPU "
+				   "mask: ") + err;
+	if (!lost.empty())
+		akb_fail(&s, lost.c_str());
 }
 
 static void apply_threads(benchmark::internal::Benchmark *b, const akb_def *d)
@@ -397,6 +407,26 @@ extern "C" void akb_register_all(void)
 			apply_threads(b, d);
 		}
 	}
+}
+
+extern "C" int akb_planned_threads(const char *prefix)
+{
+	size_t l = strlen(prefix);
+	int most = 0;
+
+	for (auto &owned : defs) {
+		const akb_def *d = owned.get();
+
+		if (d->name.compare(0, l, prefix))
+			continue;
+		if (d->flags & AKB_SWEEP) {
+			for (int t : sweep)
+				most = t > most ? t : most;
+		} else {
+			most = d->threads > most ? d->threads : most;
+		}
+	}
+	return most;
 }
 
 extern "C" void akb_add_context(const char *key, const char *value)

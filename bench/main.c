@@ -30,9 +30,15 @@ static const char usage[] =
 	"        llc, package, numa, spread (default: all for the cache-line\n"
 	"        suite, spread for the thread sweeps)\n"
 	"  --threads=N[,N]...\n"
-	"        thread counts of the contention sweep (default 1, 2, 4 ...\n"
-	"        up to the PUs, then twice the PUs)\n"
+	"        thread counts of the thread sweeps (default 1, 2, 4 ... up\n"
+	"        to the PUs, then twice the PUs; at most 16 per PU, at least\n"
+	"        64 and at most 8192 in all)\n"
 	"  --list-placements   print the placement classes found and exit\n"
+	"  --list-suites[=SUITE[,SUITE]...]\n"
+	"                      print the suites (all, or those named) as JSON\n"
+	"                      and exit: each one's name, the prefix of its\n"
+	"                      benchmark names, what it needs, the most\n"
+	"                      threads it runs with here, what it measures\n"
 	"  --list-skips        print the documented reasons a benchmark may\n"
 	"                      be skipped for, one a line, and exit: a run\n"
 	"                      says \"skipped: REASON\" or \"skipped: REASON:\n"
@@ -51,14 +57,21 @@ static const char usage[] =
 	"--benchmark_format=console|json|csv, --benchmark_out=FILE,\n"
 	"--benchmark_out_format=json.\n";
 
-static int parse_threads(const char *list, int *out, int *n, char *err,
-			 size_t errlen)
+int akb_max_threads(void)
 {
-	int max = 16 * akb_nr_pus() > 1024 ? 1024 : 16 * akb_nr_pus();
-	const char *p = list;
+	long max = 16L * akb_nr_pus();
 
 	if (max < 64)
 		max = 64;
+	return max > AKB_THREADS_LIMIT ? AKB_THREADS_LIMIT : (int)max;
+}
+
+static int parse_threads(const char *list, int *out, int *n, char *err,
+			 size_t errlen)
+{
+	int max = akb_max_threads();
+	const char *p = list;
+
 	*n = 0;
 	while (*p) {
 		char *end;
@@ -71,8 +84,8 @@ static int parse_threads(const char *list, int *out, int *n, char *err,
 		}
 		if (v < 1 || v > max) {
 			snprintf(err, errlen,
-				 "--threads=%s: %ld is not a usable thread count (1 to %d here: 16 x %d PUs, at most 1024)",
-				 list, v, max, akb_nr_pus());
+				 "--threads=%s: %ld is not a usable thread count (1 to %d here: 16 x %d PUs, at least 64, at most %d)",
+				 list, v, max, akb_nr_pus(), AKB_THREADS_LIMIT);
 			return -1;
 		}
 		if (*n == AKB_MAX_SWEEP) {
@@ -90,15 +103,22 @@ static int parse_threads(const char *list, int *out, int *n, char *err,
 	return 0;
 }
 
+/*
+ * 1, 2, 4 .. below the PUs, the PUs, twice the PUs (oversubscribed), and
+ * none past akb_max_threads(): what is not run is not planned.
+ */
 static void default_sweep(int *out, int *n)
 {
-	int pus = akb_nr_pus(), t;
+	int pus = akb_nr_pus(), max = akb_max_threads(), t;
 
+	if (pus > max)
+		pus = max;
 	*n = 0;
 	for (t = 1; t < pus && *n < AKB_MAX_SWEEP - 2; t *= 2)
 		out[(*n)++] = t;
 	out[(*n)++] = pus;
-	out[(*n)++] = 2 * pus;	/* oversubscribed */
+	if (pus < max)
+		out[(*n)++] = 2 * pus <= max ? 2 * pus : max;
 }
 
 static void list_placements(void)
@@ -147,6 +167,117 @@ static void describe_member(const char *key, const char *value)
 	putchar('"');
 }
 
+static const struct {
+	const char *name, *prefix, *needs, *title;
+} suites[] = {
+#define AKB_SUITE_INFO(s, prefix, needs, title) { #s, prefix, needs, title },
+	AKB_SUITES(AKB_SUITE_INFO)
+#undef AKB_SUITE_INFO
+};
+#define NR_SUITES ((int)(sizeof(suites) / sizeof(suites[0])))
+
+static void json_puts(const char *s)
+{
+	const unsigned char *c;
+
+	putchar('"');
+	for (c = (const unsigned char *)s; *c; c++) {
+		if (*c == '"' || *c == '\\')
+			printf("\\%c", *c);
+		else if (*c < 0x20)
+			printf("\\u%04x", *c);
+		else
+			putchar(*c);
+	}
+	putchar('"');
+}
+
+/*
+ * "harness,slab" into a mask of (1 << index) of suites[]; every suite if
+ * list is NULL; -1 and err if a name is unknown.
+ */
+static int suites_parse(const char *list, unsigned long *mask, char *err,
+			size_t errlen)
+{
+	const char *p = list;
+	int k;
+
+	*mask = 0;
+	if (!list) {
+		*mask = (1ul << NR_SUITES) - 1;
+		return 0;
+	}
+	while (*p) {
+		size_t l = strcspn(p, ",");
+
+		for (k = 0; k < NR_SUITES; k++)
+			if (strlen(suites[k].name) == l &&
+			    !strncmp(p, suites[k].name, l))
+				break;
+		if (k == NR_SUITES) {
+			int w = snprintf(err, errlen,
+					 "--list-suites: unknown suite '%.*s' (known:",
+					 (int)l, p);
+
+			for (k = 0; k < NR_SUITES && w > 0 &&
+				    (size_t)w < errlen; k++)
+				w += snprintf(err + w, errlen - (size_t)w,
+					      " %s", suites[k].name);
+			if (w > 0 && (size_t)w < errlen)
+				snprintf(err + w, errlen - (size_t)w, ")");
+			return -1;
+		}
+		*mask |= 1ul << k;
+		p += l;
+		if (*p)
+			p++;
+	}
+	if (!*mask) {
+		snprintf(err, errlen, "--list-suites=: no suite given");
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The suites as one JSON object, one suite a line, for the scripts that
+ * run them: what each needs, and how many threads its largest run has on
+ * this machine (after registration, so from the plan itself).
+ */
+static void list_suites(unsigned long mask)
+{
+	int k, first = 1;
+
+	printf("{\n  \"pus\": %d,\n  \"max_threads\": %d,\n  \"suites\": [",
+	       akb_nr_pus(), akb_max_threads());
+	for (k = 0; k < NR_SUITES; k++) {
+		const char *n = suites[k].needs;
+
+		if (!(mask & (1ul << k)))
+			continue;
+		printf("%s\n    { \"name\": ", first ? "" : ",");
+		first = 0;
+		json_puts(suites[k].name);
+		printf(", \"prefix\": ");
+		json_puts(suites[k].prefix);
+		printf(", \"needs\": [");
+		while (*n) {
+			size_t l = strcspn(n, ",");
+
+			printf("%s\"%.*s\"", n == suites[k].needs ? "" : ", ",
+			       (int)l, n);
+			n += l;
+			if (*n)
+				n++;
+		}
+		printf("], \"threads\": %d, \"title\": ",
+		       akb_planned_threads(suites[k].prefix));
+		json_puts(suites[k].title);
+		printf(" }");
+	}
+	printf("\n  ]\n}\n");
+}
+
 static const char *opt_value(const char *arg, const char *name)
 {
 	size_t l = strlen(name);
@@ -162,9 +293,11 @@ static const char *opt_value(const char *arg, const char *name)
 static int bench_main(int argc, char **argv, char **gargv)
 {
 	const char *counter = "auto", *placement = NULL, *threads = NULL;
+	const char *suite_list = NULL;
+	unsigned long suite_mask = 0;
 	char err[512];
 	int gargc = 0, i, sweep[AKB_MAX_SWEEP], nsweep, list = 0, reps = 0;
-	int describe = 0, list_skips = 0;
+	int describe = 0, list_skips = 0, list_suites_asked = 0;
 	unsigned int mask;
 
 	gargv[gargc++] = argv[0];
@@ -179,6 +312,11 @@ static int bench_main(int argc, char **argv, char **gargv)
 			threads = v;
 		} else if (!strcmp(a, "--list-placements")) {
 			list = 1;
+		} else if (!strcmp(a, "--list-suites")) {
+			list_suites_asked = 1;
+		} else if ((v = opt_value(a, "--list-suites"))) {
+			list_suites_asked = 1;
+			suite_list = v;
 		} else if (!strcmp(a, "--list-skips")) {
 			list_skips = 1;
 		} else if (!strcmp(a, "--describe")) {
@@ -206,6 +344,11 @@ static int bench_main(int argc, char **argv, char **gargv)
 	}
 	if (!strcmp(counter, "") || !strcmp(counter, "=")) {
 		fprintf(stderr, "atomkit-bench: --counter needs a value\n");
+		return 2;
+	}
+	if (list_suites_asked &&
+	    suites_parse(suite_list, &suite_mask, err, sizeof(err))) {
+		fprintf(stderr, "atomkit-bench: %s\n", err);
 		return 2;
 	}
 	if (akb_topo_init(err, sizeof(err))) {
@@ -246,9 +389,13 @@ static int bench_main(int argc, char **argv, char **gargv)
 	if (!reps)
 		gargv[gargc++] = (char *)"--benchmark_repetitions=3";
 
-#define AKB_SUITE_CALL(s) akb_suite_##s();
+#define AKB_SUITE_CALL(s, prefix, needs, title) akb_suite_##s();
 	AKB_SUITES(AKB_SUITE_CALL)
 #undef AKB_SUITE_CALL
+	if (list_suites_asked) {
+		list_suites(suite_mask);
+		return 0;
+	}
 	akb_register_all();
 	akb_env_context(akb_add_context);
 	fprintf(stderr, "atomkit-bench: counter: %s, one read %.1f ticks; %s\n",

@@ -57,10 +57,7 @@ extern "C" {
 	S(X86_64_ONLY,							\
 	  "x86-64 only (it checks lock cmpxchg against cmpxchg)")	\
 	S(NO_FRESH_PROCESS,						\
-	  "under emulation this program could not start a fresh process of itself for a cold malloc run") \
-	/* more threads than the machine's PUs let a suite count */	\
-	S(TOO_MANY_THREADS,						\
-	  "more threads than the contention suite counts")
+	  "under emulation this program could not start a fresh process of itself for a cold malloc run")
 
 #define AKB_SKIP_ENUM(id, text) AKB_SKIP_##id,
 enum akb_skip {

@@ -57,6 +57,7 @@
 #include <sched.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <atomkit/registry.h>
@@ -69,8 +70,6 @@
 #define CT_WINDOW_US	2000	/* one iteration */
 #define CT_WINDOW_OVER_US 20000	/* oversubscribed: a few time slices */
 #define CT_CHECK_EVERY	16	/* thread 0 reads the clock every 16 ops */
-#define CT_MAX_THREADS	1024	/* main.c refuses more */
-#define CT_MAX_CPU	8192	/* for finding threads that share a CPU */
 
 typedef uint64_t __attribute__((may_alias)) ct_alias64;
 
@@ -98,11 +97,13 @@ static struct {
 	uint64_t ticks;		/* the length of the window that ended */
 } ct_ctl __attribute__((aligned(128)));
 
+/* One per thread, for akb_max_threads() (from the topology). */
 static struct ct_slot {
 	uint64_t ops;
 	uint64_t fails;
 	int cpu;
-} __attribute__((aligned(64))) ct_slots[CT_MAX_THREADS];
+} __attribute__((aligned(64))) *ct_slots;
+static int ct_nslots;
 
 struct ct {
 	struct akb_state *s;
@@ -136,13 +137,18 @@ static void ct_begin(struct akb_state *s, struct ct *c)
 	c->len = (uint64_t)(akb_arch_hz(NULL) * CT_WINDOW_US / 1e6);
 	c->to_counter = ci->kind == AKB_COUNTER_ARCH ? 1.0 :
 			ci->hz / akb_arch_hz(NULL);
-	if (c->nthreads > CT_MAX_THREADS) {
-		char n[64];
+	if (c->nthreads > ct_nslots) {
+		char n[96];
 
-		/* every thread: the first akb_batch() then ends the run */
-		snprintf(n, sizeof(n), "%d threads, at most %d",
-			 c->nthreads, CT_MAX_THREADS);
-		akb_skip(s, AKB_SKIP_TOO_MANY_THREADS, n);
+		/*
+		 * Not planned (no sweep passes akb_max_threads()), unless the
+		 * slots could not be had.  Every thread: the first
+		 * akb_batch() then ends the run.
+		 */
+		snprintf(n, sizeof(n),
+			 "%d threads, and slots for %d (out of memory when registered)",
+			 c->nthreads, ct_nslots);
+		akb_fail(s, n);
 		c->tid = 1;	/* not thread 0: reports nothing */
 		return;
 	}
@@ -158,21 +164,23 @@ static void ct_begin(struct akb_state *s, struct ct *c)
 /* Whether two threads of this run share a CPU (or are not pinned). */
 static bool ct_cpus_shared(const struct ct *c)
 {
-	static __thread unsigned char seen[CT_MAX_CPU / 8];
+	int limit = akb_cpu_limit(), t;
+	unsigned char *seen = calloc((size_t)limit / 8 + 1, 1);
 	bool shared = false;
-	int t;
 
-	memset(seen, 0, sizeof(seen));
+	if (!seen)	/* guessed from the count alone */
+		return c->nthreads > akb_nr_pus();
 	for (t = 0; t < c->nthreads && !shared; t++) {
 		int cpu = ct_slots[t].cpu;
 
-		if (cpu < 0 || cpu >= CT_MAX_CPU)
+		if (cpu < 0 || cpu >= limit)
 			shared = c->nthreads > akb_nr_pus();
 		else if (seen[cpu / 8] & (1u << (cpu % 8)))
 			shared = true;
 		else
 			seen[cpu / 8] |= (unsigned char)(1u << (cpu % 8));
 	}
+	free(seen);
 	return shared;
 }
 
@@ -555,6 +563,10 @@ void akb_suite_contention(void)
 	char full[128];
 	size_t k;
 
+	ct_nslots = akb_max_threads();
+	ct_slots = aligned_alloc(64, sizeof(*ct_slots) * (size_t)ct_nslots);
+	if (!ct_slots)
+		ct_nslots = 0;	/* every run fails, and says why */
 	for (k = 0; k < sizeof(ct_entries) / sizeof(ct_entries[0]); k++) {
 		const struct ct_entry *e = &ct_entries[k];
 		const struct ak_variant *v;

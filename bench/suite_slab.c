@@ -77,7 +77,6 @@ static const char *const wl_names[WL_NR] = {
 #define QUICK_WARM	16	/* the untimed rounds' objects with --quick */
 #define CONC_RUN	1000	/* per thread, as slab_test's concurrent */
 #define BULK_SIZE	256	/* the bulk table's object size */
-#define MAX_THREADS	1024
 
 struct sl_bench {
 	enum wl wl;
@@ -573,14 +572,33 @@ out:
 	return;
 }
 
-/* Each thread's run of objects, for its neighbour to free (remote). */
-static void **remote_runs[MAX_THREADS];
+/*
+ * Each thread's run of objects, for its neighbour to free (remote): one
+ * per thread of the remote runs, remote_threads() of them.
+ */
+static void ***remote_runs;
+static int remote_nr;
+
+/* One per PU, at least two, within what the program allows. */
+static int remote_threads(void)
+{
+	int t = akb_nr_pus() > 2 ? akb_nr_pus() : 2;
+
+	return t < akb_max_threads() ? t : akb_max_threads();
+}
 
 static void bm_remote(struct akb_state *s, struct src *o)
 {
 	int t = akb_thread_index(s), nt = akb_threads(s), k;
 	bool all = true;
 
+	if (nt > remote_nr) {
+		/* every thread, before the first barrier: none waits */
+		akb_fail(s, remote_nr ?
+			 "more threads than the remote runs planned" :
+			 "out of memory for the remote runs' list");
+		return;
+	}
 	remote_runs[t] = obj_array(s, CONC_RUN);
 	akb_thread_barrier(s);
 	/* every thread decides the same, or some would wait for the rest */
@@ -822,7 +840,7 @@ static void reg_sized(enum wl wl, int impl, const int *sizes, size_t nr,
 		break;
 	case WL_REMOTE:
 		akb_set_batch(d, CONC_RUN);
-		akb_set_threads(d, akb_nr_pus() > 2 ? akb_nr_pus() : 2);
+		akb_set_threads(d, remote_threads());
 		break;
 	case WL_BULK:
 	case WL_BULK_FALLBACK:
@@ -841,6 +859,10 @@ void akb_suite_slab(void)
 {
 	int impl, m;
 
+	remote_nr = remote_threads();
+	remote_runs = calloc((size_t)remote_nr, sizeof(*remote_runs));
+	if (!remote_runs)
+		remote_nr = 0;	/* the remote runs fail, and say why */
 	default_mode = ak_percpu_mode_available(AK_PERCPU_RSEQ, NULL) ?
 		AK_PERCPU_RSEQ : AK_PERCPU_ATOMIC;
 	for (impl = 0; impl <= IMPL_MALLOC; impl++) {

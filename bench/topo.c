@@ -20,8 +20,6 @@
 #include <hwloc.h>
 #endif
 
-#define AKB_MAX_CPUS 4096
-
 static const char *const place_names[AKB_PLACE_NR] = {
 	[AKB_PLACE_SMT] = "smt",
 	[AKB_PLACE_CORE] = "core",
@@ -39,6 +37,7 @@ static struct {
 static int nomem;		/* a class's CPU list could not be had */
 
 static int nr_pus, nr_cores;
+static int cpu_limit;		/* 1 + the highest OS CPU number */
 static char summary[512];
 static char source[64];
 static char model[256];
@@ -138,40 +137,70 @@ static const hwloc_obj_type_t cache_types[] = {
 };
 #define NR_CACHE_LEVELS ((int)(sizeof(cache_types) / sizeof(cache_types[0])))
 
-static int ncores_in(hwloc_const_cpuset_t set)
+/* The first PU below an object, from the tree (not a walk of every PU). */
+static hwloc_obj_t first_pu_obj(hwloc_obj_t o)
 {
-	return hwloc_get_nbobjs_inside_cpuset_by_type(topo, set, core_type);
+	while (o->type != HWLOC_OBJ_PU && o->first_child)
+		o = o->first_child;
+	return o->type == HWLOC_OBJ_PU ? o : NULL;
+}
+
+/*
+ * Whether o holds two cores or more: whether it reaches past the core of
+ * its first PU.  Found from the tree in a few steps, where counting the
+ * cores inside it walks them all, for every cache of thousands.
+ */
+static int two_cores_in(hwloc_obj_t o)
+{
+	hwloc_obj_t pu = first_pu_obj(o), core;
+
+	if (!pu)
+		return 0;
+	core = core_type == HWLOC_OBJ_PU ? pu :
+		hwloc_get_ancestor_obj_by_type(topo, core_type, pu);
+	return core && !hwloc_bitmap_isincluded(o->cpuset, core->cpuset);
 }
 
 static int first_pu(hwloc_obj_t core)
 {
-	hwloc_obj_t pu = hwloc_get_next_obj_inside_cpuset_by_type(
-		topo, core->cpuset, HWLOC_OBJ_PU, NULL);
+	hwloc_obj_t pu = first_pu_obj(core);
 
 	return pu ? (int)pu->os_index : -1;
 }
 
 /*
  * The first PU of each core inside the groups, one core from each group
- * in turn, so that consecutive PUs sit in different groups.
+ * in turn, so that consecutive PUs sit in different groups.  Each group
+ * is walked on from where its last core was taken, not looked up from
+ * the first core again every round, and is dropped from groups (set to
+ * NULL) when it has no more.
  */
 static int interleave(hwloc_const_cpuset_t *groups, int ngroups, int *out)
 {
-	int r, g, n = 0, more = 1;
+	hwloc_obj_t *at = calloc((size_t)ngroups, sizeof(*at));
+	int g, n = 0, more = 1;
 
-	for (r = 0; more; r++) {
+	if (!at) {
+		nomem = 1;
+		return 0;
+	}
+	while (more) {
 		more = 0;
 		for (g = 0; g < ngroups; g++) {
-			hwloc_obj_t c = hwloc_get_obj_inside_cpuset_by_type(
-				topo, groups[g], core_type, (unsigned)r);
-
-			if (!c)
+			if (!groups[g])
 				continue;
+			at[g] = hwloc_get_next_obj_inside_cpuset_by_type(
+				topo, groups[g], core_type, at[g]);
+			if (!at[g]) {
+				groups[g] = NULL;
+				continue;
+			}
 			more = 1;
-			if (n < AKB_MAX_CPUS)
-				out[n++] = first_pu(c);
+			if (n < nr_pus)
+				out[n++] = first_pu(at[g]);
 		}
 	}
+	free(at);
 	return n;
 }
 
@@ -190,10 +219,12 @@ static int groups_of(hwloc_const_cpuset_t set, hwloc_obj_type_t type,
 	return n;
 }
 
-static void classes_hwloc(void)
+/*
+ * buf and groups have room for nr_pus entries each: no class has more
+ * PUs, and no set of groups more members, than the machine has PUs.
+ */
+static void classes_hwloc(int *buf, hwloc_const_cpuset_t *groups)
 {
-	static int buf[AKB_MAX_CPUS];
-	hwloc_const_cpuset_t groups[AKB_MAX_CPUS];
 	hwloc_obj_type_t below = core_type;	/* what an LLC holds */
 	hwloc_obj_t o;
 	int i, l, n, llc = -1;
@@ -223,7 +254,8 @@ static void classes_hwloc(void)
 
 		n = 0;
 		while ((pu = hwloc_get_next_obj_inside_cpuset_by_type(
-				topo, o->cpuset, HWLOC_OBJ_PU, pu)))
+				topo, o->cpuset, HWLOC_OBJ_PU, pu)) &&
+		       n < nr_pus)
 			buf[n++] = (int)pu->os_index;
 		if (n >= 2) {
 			set_place(AKB_PLACE_SMT, buf, n);
@@ -236,9 +268,9 @@ static void classes_hwloc(void)
 	for (l = 0; l < llc && !place[AKB_PLACE_CORE].n; l++)
 		for (k = 0; (o = hwloc_get_obj_by_type(topo, cache_types[l],
 						       k)); k++)
-			if (ncores_in(o->cpuset) >= 2) {
+			if (two_cores_in(o)) {
 				n = groups_of(o->cpuset, core_type, groups,
-					      AKB_MAX_CPUS);
+					      nr_pus);
 				n = interleave(groups, n, buf);
 				set_place(AKB_PLACE_CORE, buf, n);
 				break;
@@ -250,10 +282,10 @@ static void classes_hwloc(void)
 	for (k = 0; llc >= 0 &&
 		    (o = hwloc_get_obj_by_type(topo, cache_types[llc], k));
 	     k++) {
-		if (ncores_in(o->cpuset) < 2)
+		if (!two_cores_in(o))
 			continue;
 		/* the next cache level below it that holds cores, else cores */
-		n = groups_of(o->cpuset, below, groups, AKB_MAX_CPUS);
+		n = groups_of(o->cpuset, below, groups, nr_pus);
 		if (n < 2)
 			continue;
 		n = interleave(groups, n, buf);
@@ -268,7 +300,7 @@ static void classes_hwloc(void)
 		    (o = hwloc_get_obj_by_type(topo, HWLOC_OBJ_PACKAGE, k));
 	     k++) {
 		n = groups_of(o->cpuset, cache_types[llc], groups,
-			      AKB_MAX_CPUS);
+			      nr_pus);
 		if (n < 2)
 			continue;
 		n = interleave(groups, n, buf);
@@ -280,7 +312,7 @@ static void classes_hwloc(void)
 	place[AKB_PLACE_NUMA].why = AKB_SKIP_ONE_NUMA;
 	n = 0;
 	for (k = 0; (o = hwloc_get_obj_by_type(topo, HWLOC_OBJ_NUMANODE, k)) &&
-		    n < AKB_MAX_CPUS; k++)
+		    n < nr_pus; k++)
 		if (!hwloc_bitmap_iszero(o->cpuset))
 			groups[n++] = o->cpuset;
 	if (n >= 2) {
@@ -290,20 +322,24 @@ static void classes_hwloc(void)
 
 	/* spread: distinct cores across packages first, then siblings */
 	o = hwloc_get_root_obj(topo);
-	n = groups_of(o->cpuset, HWLOC_OBJ_PACKAGE, groups, AKB_MAX_CPUS);
+	n = groups_of(o->cpuset, HWLOC_OBJ_PACKAGE, groups, nr_pus);
 	n = interleave(groups, n, buf);
 	{
+		hwloc_bitmap_t taken = hwloc_bitmap_alloc();
 		hwloc_obj_t pu = NULL;
 
+		if (!taken) {
+			nomem = 1;
+			return;
+		}
+		for (i = 0; i < n; i++)
+			hwloc_bitmap_set(taken, (unsigned)buf[i]);
 		while ((pu = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_PU,
 							pu)) &&
-		       n < AKB_MAX_CPUS) {
-			for (i = 0; i < n; i++)
-				if (buf[i] == (int)pu->os_index)
-					break;
-			if (i == n)
+		       n < nr_pus)
+			if (!hwloc_bitmap_isset(taken, pu->os_index))
 				buf[n++] = (int)pu->os_index;
-		}
+		hwloc_bitmap_free(taken);
 	}
 	set_place(AKB_PLACE_SPREAD, buf, n);
 }
@@ -335,7 +371,9 @@ static void summary_hwloc(void)
 
 static int init_hwloc(char *err, size_t errlen)
 {
+	hwloc_const_cpuset_t *groups;
 	const char *m;
+	int *buf, last;
 
 	if (hwloc_topology_init(&topo) || hwloc_topology_load(topo)) {
 		snprintf(err, errlen, "hwloc could not load the topology: %s",
@@ -346,10 +384,28 @@ static int init_hwloc(char *err, size_t errlen)
 		core_type = HWLOC_OBJ_PU;	/* e.g. Power7 shows no cores */
 	nr_pus = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
 	nr_cores = hwloc_get_nbobjs_by_type(topo, core_type);
-	snprintf(source, sizeof(source), "hwloc %s", HWLOC_VERSION);
-	classes_hwloc();
-	if (!place[AKB_PLACE_SPREAD].n) {
+	if (nr_pus <= 0) {
 		snprintf(err, errlen, "hwloc found no PUs");
+		return -1;
+	}
+	last = hwloc_bitmap_last(hwloc_topology_get_complete_cpuset(topo));
+	cpu_limit = last >= nr_pus ? last + 1 : nr_pus;
+	snprintf(source, sizeof(source), "hwloc %s", HWLOC_VERSION);
+	buf = malloc(sizeof(*buf) * (size_t)nr_pus);
+	groups = malloc(sizeof(*groups) * (size_t)nr_pus);
+	if (buf && groups)
+		classes_hwloc(buf, groups);
+	else
+		nomem = 1;
+	free(buf);
+	free(groups);
+	if (!place[AKB_PLACE_SPREAD].n) {
+		if (nomem)
+			snprintf(err, errlen,
+				 "out of memory for the placement classes of %d PUs",
+				 nr_pus);
+		else
+			snprintf(err, errlen, "hwloc found no PUs");
 		return -1;
 	}
 	summary_hwloc();
@@ -367,21 +423,101 @@ static int init_hwloc(char *err, size_t errlen)
 }
 #endif /* AKB_HAVE_HWLOC */
 
+/*
+ * CPU masks in glibc's dynamically sized cpu_set_t: the kernel refuses a
+ * buffer shorter than its nr_cpu_ids bits with EINVAL, and a fixed
+ * cpu_set_t holds 1024, so the buffer grows until the kernel takes it.
+ */
+#define AKB_MASK_LIMIT (1 << 22)	/* CPUs: far past any kernel's */
+
+struct akb_affinity {
+	cpu_set_t *set;
+	size_t size;
+};
+
+static cpu_set_t *affinity_get(size_t *size, char *err, size_t errlen)
+{
+	int ncpus = cpu_limit > CPU_SETSIZE ? cpu_limit : CPU_SETSIZE;
+
+	for (;;) {
+		cpu_set_t *set = CPU_ALLOC(ncpus);
+
+		if (!set) {
+			snprintf(err, errlen,
+				 "out of memory for a mask of %d CPUs", ncpus);
+			return NULL;
+		}
+		*size = CPU_ALLOC_SIZE(ncpus);
+		if (!sched_getaffinity(0, *size, set))
+			return set;
+		CPU_FREE(set);
+		if (errno != EINVAL || ncpus >= AKB_MASK_LIMIT) {
+			snprintf(err, errlen,
+				 "sched_getaffinity with a mask of %d CPUs: %s",
+				 ncpus, strerror(errno));
+			return NULL;
+		}
+		ncpus *= 2;
+	}
+}
+
+struct akb_affinity *akb_affinity_save(char *err, size_t errlen)
+{
+	struct akb_affinity *a = malloc(sizeof(*a));
+
+	if (!a) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	a->set = affinity_get(&a->size, err, errlen);
+	if (!a->set) {
+		free(a);
+		return NULL;
+	}
+	return a;
+}
+
+int akb_affinity_restore(struct akb_affinity *a, char *err, size_t errlen)
+{
+	int rc = 0;
+
+	if (sched_setaffinity(0, a->size, a->set)) {
+		snprintf(err, errlen, "sched_setaffinity: %s",
+			 strerror(errno));
+		rc = -1;
+	}
+	CPU_FREE(a->set);
+	free(a);
+	return rc;
+}
+
 /* Only spread, from the affinity mask; every other class absent (why). */
 static int init_affinity(enum akb_skip why, char *err, size_t errlen)
 {
-	static int buf[AKB_MAX_CPUS];
-	cpu_set_t set;
-	int c, n = 0, p;
+	cpu_set_t *set;
+	size_t size;
+	int *buf, c, n = 0, p, count;
 
-	if (sched_getaffinity(0, sizeof(set), &set)) {
-		snprintf(err, errlen, "sched_getaffinity: %s", strerror(errno));
+	cpu_limit = 0;
+	set = affinity_get(&size, err, errlen);
+	if (!set)
+		return -1;
+	count = CPU_COUNT_S(size, set);
+	buf = malloc(sizeof(*buf) * (size_t)(count ? count : 1));
+	if (!buf) {
+		CPU_FREE(set);
+		snprintf(err, errlen, "out of memory for a list of %d CPUs",
+			 count);
 		return -1;
 	}
-	for (c = 0; c < CPU_SETSIZE && n < AKB_MAX_CPUS; c++)
-		if (CPU_ISSET(c, &set))
+	for (c = 0; c < (int)(size * 8) && n < count; c++)
+		if (CPU_ISSET_S(c, size, set)) {
 			buf[n++] = c;
+			cpu_limit = c + 1;
+		}
+	CPU_FREE(set);
 	if (!n) {
+		free(buf);
 		snprintf(err, errlen, "no CPUs in the affinity mask");
 		return -1;
 	}
@@ -392,7 +528,9 @@ static int init_affinity(enum akb_skip why, char *err, size_t errlen)
 		place[p].n = 0;
 		place[p].why = why;
 	}
+	nomem = 0;
 	set_place(AKB_PLACE_SPREAD, buf, n);
+	free(buf);
 	snprintf(source, sizeof(source), "sched_getaffinity (hwloc %s)",
 		 why == AKB_SKIP_NO_HWLOC ? "not built in" : "failed");
 	snprintf(summary, sizeof(summary),
@@ -448,6 +586,11 @@ int akb_nr_cores(void)
 	return nr_cores;
 }
 
+int akb_cpu_limit(void)
+{
+	return cpu_limit;
+}
+
 const char *akb_topo_summary(void)
 {
 	return summary;
@@ -473,6 +616,11 @@ int akb_pin_self(int cpu, char *err, size_t errlen)
 	if (!have_topo)
 		goto affinity;
 	set = hwloc_bitmap_alloc();
+	if (!set) {
+		snprintf(err, errlen, "out of memory for a mask of CPU %d",
+			 cpu);
+		return -1;
+	}
 	hwloc_bitmap_only(set, (unsigned)cpu);
 	if (hwloc_set_cpubind(topo, set, HWLOC_CPUBIND_THREAD)) {
 		snprintf(err, errlen, "hwloc_set_cpubind to CPU %d: %s", cpu,
@@ -485,15 +633,24 @@ int akb_pin_self(int cpu, char *err, size_t errlen)
 affinity:
 #endif
 	{
-		cpu_set_t cs;
+		/* sized for cpu: a cpu_set_t holds only CPUs 0 to 1023 */
+		cpu_set_t *cs = CPU_ALLOC(cpu + 1);
+		size_t size = CPU_ALLOC_SIZE(cpu + 1);
 
-		CPU_ZERO(&cs);
-		CPU_SET(cpu, &cs);
-		if (sched_setaffinity(0, sizeof(cs), &cs)) {
-			snprintf(err, errlen, "sched_setaffinity to CPU %d: %s",
-				 cpu, strerror(errno));
+		if (!cs) {
+			snprintf(err, errlen,
+				 "out of memory for a mask of CPU %d", cpu);
 			return -1;
 		}
+		CPU_ZERO_S(size, cs);
+		CPU_SET_S(cpu, size, cs);
+		if (sched_setaffinity(0, size, cs)) {
+			snprintf(err, errlen, "sched_setaffinity to CPU %d: %s",
+				 cpu, strerror(errno));
+			CPU_FREE(cs);
+			return -1;
+		}
+		CPU_FREE(cs);
 	}
 #ifdef AKB_HAVE_HWLOC
 check:

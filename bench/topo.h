@@ -39,8 +39,18 @@ int akb_place_parse(const char *list, unsigned int *mask, char *err,
 int akb_place_cpus(enum akb_place p, const int **cpus, enum akb_skip *why);
 int akb_nr_pus(void);
 int akb_nr_cores(void);
+/* One more than the highest OS CPU number: what a mask of them must hold. */
+int akb_cpu_limit(void);
 /* Binds the calling thread to one OS CPU and checks with sched_getcpu(). */
 int akb_pin_self(int cpu, char *err, size_t errlen);
+/*
+ * The calling thread's CPU mask, of whatever size the kernel's is, kept
+ * before a run pins the thread; restoring it frees it, and either gives
+ * NULL or -1 and err on failure.
+ */
+struct akb_affinity;
+struct akb_affinity *akb_affinity_save(char *err, size_t errlen);
+int akb_affinity_restore(struct akb_affinity *a, char *err, size_t errlen);
 /* One line: packages, NUMA nodes, caches, cores, PUs, SMT. */
 const char *akb_topo_summary(void);
 /* "hwloc 2.9.0", "sched_getaffinity (hwloc not built in)" or "(... failed)". */
