@@ -73,7 +73,10 @@ struct ak_slab {
 	 * perhaps stale, by whoever takes it off.  SMP atomics.
 	 */
 	struct ak_slab *cpu_next;
-	char pad0[CACHELINE - sizeof(union slab_fc) - 2 * sizeof(void *)];
+	/* free objects of it and the slabs after it, when it was put there */
+	unsigned int cpu_pobjects;
+	char pad0[CACHELINE - sizeof(union slab_fc) - 2 * sizeof(void *) -
+		  sizeof(unsigned int)];
 	/* read-mostly from here */
 	struct ak_kmem_cache *cache;
 	unsigned long magic;
@@ -248,11 +251,8 @@ struct ak_kmem_cache {
 	unsigned int slab_size, objects;
 	/* empty slabs a partial list keeps before it gives one back */
 	unsigned int min_partial;
-	/*
-	 * The kernel's cpu_partial (objects) and what it allows each slot's
-	 * partial list (slabs); 0 for a design without one, or off.
-	 */
-	unsigned int cpu_partial, cpu_partial_slabs;
+	/* the kernel's cpu_partial (objects): 0 without (design, or off) */
+	unsigned int cpu_partial;
 
 	uint64_t *stats;		/* per-CPU u64[AK_SLAB_NR_STATS] */
 	unsigned int nr_nodes;
@@ -318,11 +318,11 @@ struct slab_design {
 	 * Per-CPU partial slabs (the freelist designs; else NULL): put sl,
 	 * which a free just made partial, on this slot's list; and, with
 	 * the cache quiet, visit the slabs of every slot's list, returning
-	 * how many the slots' counts say there are.
+	 * false if a list's counts disagree with its slabs.
 	 */
 	void (*put_partial)(struct ak_kmem_cache *s, struct ak_slab *sl);
-	unsigned long (*visit_partial)(struct ak_kmem_cache *s,
-				       slab_visit_slab_fn fn, void *arg);
+	bool (*visit_partial)(struct ak_kmem_cache *s, slab_visit_slab_fn fn,
+			      void *arg);
 	/*
 	 * After the slab layer's parts: tunables from args, s->fast.cpu and the
 	 * design's state; 0, or -1 without memory, having undone its part.
@@ -462,9 +462,10 @@ void slab_free_chain_any(struct ak_kmem_cache *s, void *head);
  * Freeze a slab for per-CPU owner id + 1: from the node's partial list or
  * a new slab.  Returns its free objects as c (c->n >= 1), NULL when no
  * memory.  The slab's counters then say inuse = objects, owner.  With
- * more, as the kernel's get_partial_node() with cpu_partial on: in the
- * same lock hold, up to more further slabs off the node's list, unfrozen
- * and linked through cpu_next into *extra, for the slot's partial list.
+ * more (cpu_partial), as the kernel's get_partial_node(): in the same
+ * lock hold, further slabs off the node's list until their free objects
+ * and the frozen one's exceed more / 2, unfrozen and linked through
+ * cpu_next into *extra, for the slot's partial list.
  */
 struct ak_slab *slab_get_frozen(struct ak_kmem_cache *s, unsigned long owner,
 				struct chain *c, bool *fresh, unsigned int more,

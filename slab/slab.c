@@ -573,7 +573,7 @@ void slab_free_chain(struct ak_kmem_cache *s, struct ak_slab *sl, void *head,
 		     void *tail, unsigned long n)
 {
 	struct slab_list *l = slab_list_of(s, sl);
-	bool cpu_partial = READ_ONCE(s->cpu_partial_slabs) != 0;
+	bool cpu_partial = READ_ONCE(s->cpu_partial) != 0;
 	union slab_fc old, new_;
 	bool locked = false, need, empty;
 
@@ -684,15 +684,21 @@ void slab_free_chain_any(struct ak_kmem_cache *s, void *head)
 	slab_free_fps(s, buf, k);
 }
 
-/* Under n->lock: up to more slabs off n, linked through cpu_next. */
+/*
+ * Under n->lock: slabs off n while the free objects taken, avail so far,
+ * are at most more / 2; linked through cpu_next.
+ */
 static unsigned int take_more(struct ak_kmem_cache *s, struct slab_list *n,
-			      unsigned int more, struct ak_slab **extra)
+			      unsigned int more, unsigned long avail,
+			      struct ak_slab **extra)
 {
 	struct ak_slab *sl, **link = extra;
 	unsigned int k = 0;
 
-	while (k < more && (sl = n->partial)) {
+	while (avail <= more / 2 && (sl = n->partial)) {
 		del_partial(n, sl);
+		avail += sl->objects -
+			 CNT_INUSE(slab_fc_read(sl).counters);
 		__atomic_store_n(link, sl, __ATOMIC_RELAXED);
 		link = &sl->cpu_next;
 		k++;
@@ -728,7 +734,8 @@ struct ak_slab *slab_get_frozen(struct ak_kmem_cache *s, unsigned long owner,
 			if (!old.freelist)	/* cannot happen: partial has frees */
 				continue;
 			if (more)
-				take_more(s, n, more, extra);
+				take_more(s, n, more, sl->objects -
+					  CNT_INUSE(old.counters), extra);
 			slab_unlock(&n->lock);
 			c->head = old.freelist;
 			c->tail = NULL;
@@ -878,27 +885,22 @@ unsigned int slab_default_cpu_partial(struct ak_kmem_cache *s)
 	return 120;
 }
 
-/* A slot's count of slabs is 16 bits (slub.c); the knob at most 1 << 24. */
-#define SLAB_CPU_PARTIAL_MAX_SLABS	0x3fffu
-
+/*
+ * Since 5.16 the kernel turns cpu_partial into slabs, assuming those on
+ * the list half free (slub_set_cpu_partial()).  A slab here holds several
+ * times the kernel's objects of the same size (the kernel's small-object
+ * slabs are a page or two) and goes on the list with one free object, so
+ * that would keep a single slab for most sizes.  So the list is bounded
+ * as from 3.x to 5.15, by the free objects its slabs had when put there.
+ */
 int ak_kmem_cache_set_cpu_partial(struct ak_kmem_cache *s,
 				  unsigned int objects)
 {
-	unsigned long slabs;
-
 	if (objects > (1u << 24) || (objects && !s->ops->put_partial)) {
 		errno = EINVAL;
 		return -1;
 	}
-	/*
-	 * The kernel's slub_set_cpu_partial(): slabs on the list are
-	 * assumed half full.
-	 */
-	slabs = ((unsigned long)objects * 2 + s->objects - 1) / s->objects;
-	if (slabs > SLAB_CPU_PARTIAL_MAX_SLABS)
-		slabs = SLAB_CPU_PARTIAL_MAX_SLABS;
 	WRITE_ONCE(s->cpu_partial, objects);
-	WRITE_ONCE(s->cpu_partial_slabs, (unsigned int)slabs);
 	return 0;
 }
 
@@ -1319,7 +1321,6 @@ void ak_kmem_cache_info(struct ak_kmem_cache *s,
 	out->nr_nodes = s->nr_nodes;
 	out->nr_slabs = __atomic_load_n(&s->nr_slabs, __ATOMIC_RELAXED);
 	out->cpu_partial = READ_ONCE(s->cpu_partial);
-	out->cpu_partial_slabs = READ_ONCE(s->cpu_partial_slabs);
 }
 
 int ak_kmem_cache_describe(struct ak_kmem_cache *s, char *buf, size_t len)
@@ -1512,7 +1513,6 @@ int ak_kmem_cache_audit_places(struct ak_kmem_cache *s,
 {
 	struct audit a = { 0 };
 	struct ak_slab *sl;
-	unsigned long counted;
 	size_t i, k;
 
 	memset(out, 0, sizeof(*out));
@@ -1546,13 +1546,10 @@ int ak_kmem_cache_audit_places(struct ak_kmem_cache *s,
 		audit_list(s, &a, &s->nodes[i].list);
 	for (i = 0; s->home_lists && i < s->nr_home; i++)
 		audit_list(s, &a, &s->home_lists[i]);
-	if (s->ops->visit_partial) {
-		counted = s->ops->visit_partial(s, audit_visit_partial, &a);
-		if (counted != out->cpu_partial_slabs) {
-			slab_report(s, "audit: the CPU partial lists count %lu slabs, hold %zu",
-				    counted, out->cpu_partial_slabs);
-			a.errors++;
-		}
+	if (s->ops->visit_partial &&
+	    !s->ops->visit_partial(s, audit_visit_partial, &a)) {
+		slab_report(s, "audit: a CPU partial list's counts disagree with its slabs");
+		a.errors++;
 	}
 	for (i = 0; i < a.nr; i++) {
 		union slab_fc f = slab_fc_read(a.slabs[i]);

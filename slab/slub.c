@@ -48,12 +48,13 @@ static inline struct fl_cpu *fl_cpus(struct ak_kmem_cache *s)
 }
 
 /*
- * A slot's partial slabs, linked through their cpu_next.  ptid: the
- * number of slabs in its low PC_COUNT_BITS, above them a sequence unique
- * to the slot, as slub-tid's tid (slot mod tid_step, + tid_step per op):
- * a pop reads the head's cpu_next, which may be stale, and only an
- * unchanged ptid says it is not; a pair seen on one slot never matches
- * another's.
+ * A slot's partial slabs, linked through their cpu_next.  ptid: in its
+ * low PC_COUNT_BITS the head's cpu_pobjects (the free objects the slabs
+ * had as they were put on, as the kernel's pobjects), above them a
+ * sequence unique to the slot, as slub-tid's tid (slot mod tid_step, +
+ * tid_step per op): a pop reads the head's cpu_next, which may be stale,
+ * and only an unchanged ptid says it is not; a pair seen on one slot
+ * never matches another's.
  */
 struct fl_partial {
 	union {
@@ -65,7 +66,7 @@ struct fl_partial {
 	};
 };
 
-#define PC_COUNT_BITS	16
+#define PC_COUNT_BITS	25
 #define PC_COUNT_MASK	((1ul << PC_COUNT_BITS) - 1)
 #define PC_COUNT(w)	((unsigned int)((w) & PC_COUNT_MASK))
 
@@ -233,38 +234,47 @@ static struct ak_slab *pop_partial(struct ak_kmem_cache *s)
 		if (!ps.head)
 			return NULL;
 		next = __atomic_load_n(&ps.head->cpu_next, __ATOMIC_RELAXED);
-		if (pcommit(s, &ps, next,
-			    PC_COUNT(ps.w) ? PC_COUNT(ps.w) - 1 : 0))
+		if (pcommit(s, &ps, next, next ?
+			    __atomic_load_n(&next->cpu_pobjects,
+					    __ATOMIC_RELAXED) : 0))
 			return ps.head;
 		slab_stat(s, AK_SLAB_FAST_RETRY, 1);
 	}
 }
 
 /*
- * k slabs first..last (linked) onto the slot's list.  With drain, as the
- * kernel's put_cpu_partial(): a list already at the limit is replaced by
- * them, and goes to the nodes' lists in one lock hold per node.
+ * sl onto the slot's list.  With drain, as the kernel's put_cpu_partial():
+ * a list whose slabs had more than cpu_partial free objects is replaced
+ * by sl alone, and goes to the nodes' lists in one lock hold per node.
  */
-static void push_partial(struct ak_kmem_cache *s, struct ak_slab *first,
-			 struct ak_slab *last, unsigned int k, bool drain)
+static void push_partial(struct ak_kmem_cache *s, struct ak_slab *sl,
+			 bool drain)
 {
+	union slab_fc f = slab_fc_read(sl);
+	unsigned long n, nfree = sl->objects - CNT_INUSE(f.counters);
 	struct ak_slab *gone, *rest;
-	unsigned int n;
 	struct psnap ps;
 
+	/* racy, as the kernel's: a free may be on its way */
+	if (!nfree || nfree > sl->objects)
+		nfree = 1;
 	for (;;) {
 		psnap(s, &ps);
 		n = PC_COUNT(ps.w);
 		gone = NULL;
 		rest = ps.head;
-		if (rest && ((drain && n >= READ_ONCE(s->cpu_partial_slabs)) ||
-			     n + k > PC_COUNT_MASK)) {
+		if (rest && drain && n > READ_ONCE(s->cpu_partial)) {
 			gone = rest;
 			rest = NULL;
 			n = 0;
 		}
-		__atomic_store_n(&last->cpu_next, rest, __ATOMIC_RELAXED);
-		if (pcommit(s, &ps, first, n + k))
+		n += nfree;
+		if (n > PC_COUNT_MASK)
+			n = PC_COUNT_MASK;
+		__atomic_store_n(&sl->cpu_next, rest, __ATOMIC_RELAXED);
+		__atomic_store_n(&sl->cpu_pobjects, (unsigned int)n,
+				 __ATOMIC_RELAXED);
+		if (pcommit(s, &ps, sl, (unsigned int)n))
 			break;
 		slab_stat(s, AK_SLAB_FAST_RETRY, 1);
 	}
@@ -278,7 +288,7 @@ static void push_partial(struct ak_kmem_cache *s, struct ak_slab *first,
 static void fl_put_partial(struct ak_kmem_cache *s, struct ak_slab *sl)
 {
 	slab_stat(s, AK_SLAB_CPU_PARTIAL_FREE, 1);
-	push_partial(s, sl, sl, 1, true);
+	push_partial(s, sl, true);
 }
 
 enum fl_from {
@@ -298,8 +308,7 @@ static bool refill_chain(struct ak_kmem_cache *s, struct chain *ch,
 {
 	struct fl_cpu *c = ak_this_cpu_ptr(fl_cpus(s));
 	unsigned long owner = c->id + 1;
-	struct ak_slab *x, *y, *prev, *extra, *last;
-	unsigned int limit, k;
+	struct ak_slab *x, *y, *prev, *extra;
 	bool fresh;
 
 	x = __atomic_load_n(&c->slab, __ATOMIC_ACQUIRE);
@@ -317,18 +326,15 @@ static bool refill_chain(struct ak_kmem_cache *s, struct chain *ch,
 			goto got;
 		}
 	}
-	limit = READ_ONCE(s->cpu_partial_slabs);
-	y = slab_get_frozen(s, owner, ch, &fresh, limit ? limit / 2 + 1 : 0,
+	y = slab_get_frozen(s, owner, ch, &fresh, READ_ONCE(s->cpu_partial),
 			    &extra);
 	if (!y)
 		return false;
 	*from = fresh ? FROM_NEW : FROM_PARTIAL;
-	if (extra) {
-		for (k = 1, last = extra;
-		     (x = __atomic_load_n(&last->cpu_next, __ATOMIC_RELAXED));
-		     k++)
-			last = x;
-		push_partial(s, extra, last, k, false);
+	/* as the kernel's put_cpu_partial(s, slab, 0): no drain */
+	while ((x = extra)) {
+		extra = __atomic_load_n(&x->cpu_next, __ATOMIC_RELAXED);
+		push_partial(s, x, false);
 	}
 got:
 	/* any slab this displaces was frozen for this slot: thaw it */
@@ -467,25 +473,39 @@ static void fl_drain(struct ak_kmem_cache *s)
 	}
 }
 
-static unsigned long fl_visit_partial(struct ak_kmem_cache *s,
-				      slab_visit_slab_fn fn, void *arg)
+/*
+ * The head's count is its cpu_pobjects, and each slab's that of the next
+ * plus at least one (fewer where it saturated).
+ */
+static bool fl_visit_partial(struct ak_kmem_cache *s, slab_visit_slab_fn fn,
+			     void *arg)
 {
-	unsigned long counted = 0, i;
+	unsigned long i, want;
 	unsigned int cpu;
 	struct ak_slab *sl;
+	bool ok = true;
 
 	ak_for_each_cpu(cpu) {
 		struct fl_partial *p = ak_per_cpu_ptr(s->slub.partial, cpu);
 
-		counted += PC_COUNT(p->ptid);
+		want = PC_COUNT(p->ptid);
+		if (!p->head && want)
+			ok = false;
 		for (sl = p->head, i = 0; sl; sl = sl->cpu_next) {
 			fn(s, sl, arg);
+			if (sl->cpu_pobjects != want ||
+			    (want <= (sl->cpu_next ? sl->cpu_next->cpu_pobjects :
+				      0) && want != PC_COUNT_MASK))
+				ok = false;
+			want = sl->cpu_next ? sl->cpu_next->cpu_pobjects : 0;
 			/* a cycle would loop: the audit caught it */
-			if (++i > s->nr_slabs)
+			if (++i > s->nr_slabs) {
+				ok = false;
 				break;
+			}
 		}
 	}
-	return counted;
+	return ok;
 }
 
 static void fl_visit(struct ak_kmem_cache *s, slab_visit_fn fn, void *arg)

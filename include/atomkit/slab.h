@@ -81,8 +81,8 @@ struct ak_kmem_cache_args {
 	unsigned int barn_max;		/* sheaf: full (and empty) sheaves per barn shard */
 	unsigned int locked_batch;	/* locked: refill batch */
 	/*
-	 * slub-tid, slub-local, rseq-list: the kernel's cpu_partial, free
-	 * objects a CPU's partial slabs are sized for (see
+	 * slub-tid, slub-local, rseq-list: the kernel's cpu_partial, the
+	 * free objects a CPU's partial slabs may hold (see
 	 * ak_kmem_cache_set_cpu_partial()); 0 the kernel's default for the
 	 * object size, AK_SLAB_CPU_PARTIAL_NONE no per-CPU partial slabs.
 	 */
@@ -162,13 +162,15 @@ int ak_kmem_cache_audit_places(struct ak_kmem_cache *s,
  * slub-local and rseq-list: a free that makes a full slab partial puts it
  * on the freeing CPU's partial list, without the shared list's lock; the
  * alloc slow path and bulk allocation take those slabs before the shared
- * list's; a CPU's list holds DIV_ROUND_UP(2 * objects, objects per slab)
- * slabs, and the one put past that moves the list to the shared lists in
- * one lock hold.  0 turns it off (slabs already on a CPU's list stay
- * there until taken, or until ak_kmem_cache_shrink()).  The default, as
- * the kernel's set_cpu_partial(): 120 objects below 256 bytes of stride,
- * 52 below 1 KiB, 24 below a page, 6 from a page.  Returns 0, or -1 with
- * errno EINVAL for another design (objects > 0) or objects > 1 << 24.
+ * list's.  A CPU's list holds slabs while the free objects they had when
+ * put there add up to no more than objects (the kernel's accounting from
+ * 3.x to 5.15, "pobjects"); the next put moves the list to the shared
+ * lists in one lock hold.  0 turns it off (slabs already on a CPU's list
+ * stay there until taken, or until ak_kmem_cache_shrink()).  The
+ * default, as the kernel's set_cpu_partial(): 120 objects below 256 bytes
+ * of stride, 52 below 1 KiB, 24 below a page, 6 from a page.  Returns 0,
+ * or -1 with errno EINVAL for another design (objects > 0) or objects
+ * above 1 << 24.
  */
 int ak_kmem_cache_set_cpu_partial(struct ak_kmem_cache *s,
 				  unsigned int objects);
@@ -244,7 +246,6 @@ struct ak_kmem_cache_info {
 	unsigned int nr_nodes;
 	unsigned long nr_slabs;		/* slabs mapped now */
 	unsigned int cpu_partial;	/* the knob (objects), 0 off */
-	unsigned int cpu_partial_slabs;	/* what it allows a CPU's list */
 };
 
 void ak_kmem_cache_info(struct ak_kmem_cache *s,
