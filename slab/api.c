@@ -119,8 +119,9 @@ size_t slab_bulk_refill(struct ak_kmem_cache *s, size_t n, void **fps,
  * The per-CPU level first (one critical section or lock hold where the
  * design has one), then the slot's partial slabs where the design has
  * them (as the kernel's "bulk allocation from per cpu partial pages"),
- * then the shared partial lists (one lock hold), then new slabs.  If they cannot give n, everything taken goes back to the slabs
- * and the call fails whole.
+ * then the shared partial lists (one lock hold), then new slabs.  If
+ * they cannot give n, everything taken goes back to the slabs and the
+ * call fails whole.
  */
 int ak_kmem_cache_alloc_bulk(struct ak_kmem_cache *s, ak_gfp_t flags,
 			     size_t n, void **p)
