@@ -19,6 +19,14 @@
  *                                allocated (remote free)
  *   slab/bulk/<impl>/bulk:N      alloc_bulk + free_bulk of N 256-byte
  *   slab/bulk_fallback/<impl>/bulk:N   the same by single calls
+ *   slab/bulk_cpu_partial/<design>/<K>/bulk:N
+ *   slab/bulk_cpu_partial_fallback/<design>/<K>/bulk:N
+ *                                the same for the freelist designs on
+ *                                the slab geometry of the bulk patches'
+ *                                table (32 objects per slab), without
+ *                                (K 0) and with (K default) per-CPU
+ *                                partial slabs, and the share of objects
+ *                                each level served
  *   slab/pair_mode/<design>/<mode>     pairs of 64 bytes in every
  *                                per-CPU mode
  *
@@ -64,11 +72,12 @@
 #include "topo.h"
 
 enum wl { WL_SEQ, WL_SEQ_COLD, WL_PAIR, WL_CONC, WL_REMOTE, WL_BULK,
-	  WL_BULK_FALLBACK, WL_PAIR_MODE, WL_NR };
+	  WL_BULK_FALLBACK, WL_PAIR_MODE, WL_BULK_CP, WL_BULK_CP_FALLBACK,
+	  WL_NR };
 
 static const char *const wl_names[WL_NR] = {
 	"seq", "seq_cold", "pair", "conc", "remote", "bulk", "bulk_fallback",
-	"pair_mode",
+	"pair_mode", "bulk_cpu_partial", "bulk_cpu_partial_fallback",
 };
 
 #define IMPL_MALLOC	AK_SLAB_NR_FASTPATHS
@@ -77,11 +86,14 @@ static const char *const wl_names[WL_NR] = {
 #define QUICK_WARM	16	/* the untimed rounds' objects with --quick */
 #define CONC_RUN	1000	/* per thread, as slab_test's concurrent */
 #define BULK_SIZE	256	/* the bulk table's object size */
+#define NR(a)		(sizeof(a) / sizeof((a)[0]))
+#define BULK_CP_OBJS	32	/* per slab: the bulk patches' 256-byte slabs */
 
 struct sl_bench {
 	enum wl wl;
 	int impl;			/* a design, or IMPL_MALLOC */
 	enum ak_percpu_mode mode;
+	bool cpu_partial_off;		/* bulk_cpu_partial: the knob at 0 */
 };
 
 static struct sl_bench table[WL_NR * (IMPL_MALLOC + 1) *
@@ -124,6 +136,7 @@ static const char *malloc_which(void)
 /* Where objects come from: a cache of one design, or malloc. */
 struct src {
 	struct ak_kmem_cache *c;
+	struct ak_kmem_cache_args args;	/* what c was made with */
 	size_t size;
 	unsigned long warm_slabs;	/* slabs mapped when warmed up */
 	bool warmed;			/* the untimed round is done */
@@ -166,8 +179,18 @@ static bool src_open(struct akb_state *s, const struct sl_bench *b,
 		akb_fail(s, "could not switch the per-CPU mode (per-CPU memory still allocated)");
 		return false;
 	}
-	o->c = ak_kmem_cache_create("bench", size, 0, 0,
-				    (enum ak_slab_fastpath)b->impl);
+	memset(&o->args, 0, sizeof(o->args));
+	if (b->wl == WL_BULK_CP || b->wl == WL_BULK_CP_FALLBACK) {
+		long page = sysconf(_SC_PAGESIZE);
+
+		o->args.slab_size = page > 16384 ? (unsigned int)page : 16384;
+		o->args.max_objects = BULK_CP_OBJS;
+		o->args.cpu_partial = b->cpu_partial_off ?
+				      AK_SLAB_CPU_PARTIAL_NONE : 0;
+	}
+	o->c = ak_kmem_cache_create_args("bench", size, 0, 0,
+					 (enum ak_slab_fastpath)b->impl,
+					 &o->args);
 	if (!o->c) {
 		akb_fail(s, "ak_kmem_cache_create returned NULL");
 		return false;
@@ -638,37 +661,53 @@ bulk_fallback_free(struct src *o, size_t n, void **p)
 }
 
 /*
- * What share of a bulk request the per-CPU level served (the question
- * the bulk threads' reviewers asked).  Those counts are kept only with
- * AK_SLAB_STATS, which would add their cost to the timed calls, so they
- * come from an untimed twin: a cache of the same design and size with
- * statistics, run through the same calls.
+ * What share of a bulk request each level served (the question the bulk
+ * threads' reviewers asked): from_cpu the per-CPU level and the CPU's
+ * own slab, from_cpu_partial the CPU's partial slabs, from_node the
+ * shared partial lists, from_new new slabs.  Those counts are kept only
+ * with AK_SLAB_STATS, which would add their cost to the timed calls, so
+ * they come from an untimed twin: a cache of the same design, size and
+ * arguments with statistics, warmed and run through the same calls.
  */
 #define BULK_PROBE_CALLS	10000
 
-static void bulk_from_cpu(struct akb_state *s, const struct src *o,
-			  size_t bulk, void **p)
+static void bulk_levels(struct akb_state *s, const struct src *o,
+			size_t bulk, void **p)
 {
+	static const struct {
+		const char *name;
+		enum ak_slab_stat stat;
+	} lv[] = {
+		{ "from_cpu", AK_SLAB_BULK_ALLOC_CPU },
+		{ "from_cpu_partial", AK_SLAB_BULK_ALLOC_CPU_PARTIAL },
+		{ "from_node", AK_SLAB_BULK_ALLOC_PARTIAL },
+		{ "from_new", AK_SLAB_BULK_ALLOC_NEW },
+	};
+	uint64_t st[AK_SLAB_NR_STATS], st0[AK_SLAB_NR_STATS], objs;
 	struct ak_kmem_cache_info info;
-	uint64_t st[AK_SLAB_NR_STATS];
 	struct ak_kmem_cache *twin;
+	size_t k;
 	int i;
 
 	ak_kmem_cache_info(o->c, &info);
-	twin = ak_kmem_cache_create("bench-stats", o->size, 0, AK_SLAB_STATS,
-				    info.fastpath);
+	twin = ak_kmem_cache_create_args("bench-stats", o->size, 0,
+					 AK_SLAB_STATS, info.fastpath,
+					 &o->args);
 	if (!twin)
 		return;
-	for (i = 0; i < BULK_PROBE_CALLS; i++) {
+	for (i = 0; i < 2 * BULK_PROBE_CALLS; i++) {
+		if (i == BULK_PROBE_CALLS)	/* the first half warms up */
+			ak_kmem_cache_stats(twin, st0);
 		if (!ak_kmem_cache_alloc_bulk(twin, 0, bulk, p))
 			break;
 		ak_kmem_cache_free_bulk(twin, bulk, p);
 	}
 	ak_kmem_cache_stats(twin, st);
-	if (i == BULK_PROBE_CALLS && st[AK_SLAB_BULK_ALLOC_OBJS])
-		akb_counter(s, "from_cpu",
-			    (double)st[AK_SLAB_BULK_ALLOC_CPU] /
-			    (double)st[AK_SLAB_BULK_ALLOC_OBJS]);
+	objs = st[AK_SLAB_BULK_ALLOC_OBJS] - st0[AK_SLAB_BULK_ALLOC_OBJS];
+	for (k = 0; i == 2 * BULK_PROBE_CALLS && objs && k < NR(lv); k++)
+		akb_counter(s, lv[k].name,
+			    (double)(st[lv[k].stat] - st0[lv[k].stat]) /
+			    (double)objs);
 	ak_kmem_cache_destroy(twin);
 }
 
@@ -706,7 +745,7 @@ static void bm_bulk(struct akb_state *s, struct src *o, bool fallback)
 			if (!bulk_once(o, bulk, p, fallback))
 				goto fail;
 	if (o->c && !fallback)
-		bulk_from_cpu(s, o, bulk, p);
+		bulk_levels(s, o, bulk, p);
 	if (!o->c) {
 		snprintf(buf, sizeof(buf), "%s (no bulk API: single calls)",
 			 malloc_which());
@@ -733,6 +772,8 @@ static void bm_slab(struct akb_state *s)
 		return;
 	case WL_BULK:
 	case WL_BULK_FALLBACK:
+	case WL_BULK_CP:
+	case WL_BULK_CP_FALLBACK:
 		size = BULK_SIZE;
 		break;
 	case WL_PAIR_MODE:
@@ -770,9 +811,11 @@ static void bm_slab(struct akb_state *s)
 		bm_remote(s, o);
 		break;
 	case WL_BULK:
+	case WL_BULK_CP:
 		bm_bulk(s, o, false);
 		break;
 	case WL_BULK_FALLBACK:
+	case WL_BULK_CP_FALLBACK:
 		bm_bulk(s, o, true);
 		break;
 	default:
@@ -798,6 +841,8 @@ static const int seq_sizes[] = {
 static const int cold_sizes[] = { 64, 4096, 16384 };
 static const int conc_sizes[] = { 32, 64, 128, 256, 512, 1024, 2048, 4096 };
 static const int bulk_sizes[] = { 1, 8, 16, 30, 32, 64, 128, 256 };
+/* around one slab's BULK_CP_OBJS objects, as the bulk patches' table */
+static const int bulk_cp_sizes[] = { 8, 16, 30, 32, 48, 64, 128 };
 
 static const char *impl_name(int impl)
 {
@@ -805,12 +850,18 @@ static const char *impl_name(int impl)
 		ak_slab_fastpath_name((enum ak_slab_fastpath)impl);
 }
 
+static size_t table_used;
+
+static struct sl_bench *table_last(void)
+{
+	return &table[table_used - 1];
+}
+
 /* Workload wl of design impl in per-CPU mode m, named "slab/<wl>/<impl>". */
 static struct akb_def *add(enum wl wl, int impl, enum ak_percpu_mode m,
 			   unsigned int flags)
 {
-	static size_t used;
-	struct sl_bench *b = &table[used++];
+	struct sl_bench *b = &table[table_used++];
 	struct akb_def *d = akb_new("slab", bm_slab, b, flags);
 
 	b->wl = wl;
@@ -844,6 +895,8 @@ static void reg_sized(enum wl wl, int impl, const int *sizes, size_t nr,
 		break;
 	case WL_BULK:
 	case WL_BULK_FALLBACK:
+	case WL_BULK_CP:
+	case WL_BULK_CP_FALLBACK:
 		/* whole bulk calls per batch: 256 is the largest, 1024 /
 		 * bulk would not divide for 30 */
 		akb_set_batch(d, 30 * 256);
@@ -852,8 +905,6 @@ static void reg_sized(enum wl wl, int impl, const int *sizes, size_t nr,
 		break;
 	}
 }
-
-#define NR(a) (sizeof(a) / sizeof((a)[0]))
 
 void akb_suite_slab(void)
 {
@@ -881,6 +932,22 @@ void akb_suite_slab(void)
 		reg_sized(WL_BULK_FALLBACK, impl, bulk_sizes, NR(bulk_sizes),
 			  "bulk", 0);
 	}
+	for (impl = 0; impl < IMPL_MALLOC; impl++)
+		for (m = 0; m < 4 && (impl == AK_SLAB_SLUB_TID ||
+				      impl == AK_SLAB_SLUB_LOCAL ||
+				      impl == AK_SLAB_RSEQ_LIST); m++) {
+			/* m: knob 0, default; bulk, then single calls */
+			enum wl wl = m & 2 ? WL_BULK_CP_FALLBACK : WL_BULK_CP;
+			struct akb_def *d = add(wl, impl, default_mode, 0);
+			size_t k;
+
+			table_last()->cpu_partial_off = !(m & 1);
+			akb_part(d, "cpu_partial", m & 1 ? "default" : "0");
+			for (k = 0; k < NR(bulk_cp_sizes); k++)
+				akb_add_arg(d, bulk_cp_sizes[k]);
+			akb_arg_name(d, "bulk");
+			akb_set_batch(d, 30 * 256);
+		}
 	for (impl = 0; impl < IMPL_MALLOC; impl++)
 		for (m = 0; m < AK_PERCPU_NR_MODES; m++) {
 			const char *why = NULL;

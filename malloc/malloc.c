@@ -58,6 +58,8 @@ static struct ak_kmem_cache *classes[NR_CLASSES];
 /* the per-CPU mode once set up, else -1 */
 static int ready_mode = -1;
 static enum ak_slab_fastpath design;
+/* AK_SLAB_CPU_PARTIAL, as args.cpu_partial takes it (0: the default) */
+static unsigned int cpu_partial;
 static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool atfork_done;
 
@@ -128,6 +130,7 @@ static struct ak_kmem_cache *class_create(unsigned int i)
 		args.sheaf_capacity = (unsigned int)(n < 2 ? 2 : n > 32 ? 32 : n);
 		args.barn_max = sz > (64 << 10) ? 2 : 0;
 	}
+	args.cpu_partial = cpu_partial;
 	snprintf(name, sizeof(name), "malloc-%zu", sz);
 	return ak_kmem_cache_create_args(name, sz, align, 0, design, &args);
 }
@@ -230,6 +233,18 @@ static void setup(void)
 				why);
 			refuse();
 		}
+	}
+	env = getenv("AK_SLAB_CPU_PARTIAL");
+	if (env && *env) {
+		char *end;
+		unsigned long n = strtoul(env, &end, 10);
+
+		if (*end || *env == '-' || n > (1ul << 24)) {
+			akm_say("atomkit-malloc: AK_SLAB_CPU_PARTIAL=%s: not a number of objects from 0 to 16777216",
+				env);
+			refuse();
+		}
+		cpu_partial = n ? (unsigned int)n : AK_SLAB_CPU_PARTIAL_NONE;
 	}
 	ak_slab_set_report(report, NULL);
 	m = ak_percpu_mode();

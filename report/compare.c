@@ -116,7 +116,7 @@ static const char *const sect_keys[] = { "suite", "arch", "workload",
 					  "placement" };
 static const char *const row_keys[] = { "op", "variant", "ordering",
 					"metric", "outcome", "state", "design",
-					"mode", "size", "bulk" };
+					"mode", "cpu_partial", "size", "bulk" };
 
 static void ident(char *buf, size_t n, const struct rp_bench *b,
 		  const char *const *keys, int nk)

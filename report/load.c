@@ -359,7 +359,7 @@ static char field_kind(const char *key)
 		" aggregate_unit time_unit label error_message ak_suite"
 		" ak_arch ak_op ak_variant ak_ordering ak_insn ak_metric"
 		" ak_outcome ak_state ak_placement ak_mode ak_workload"
-		" ak_design ", num[] = " ak_width ak_size ak_bulk ";
+		" ak_design ak_cpu_partial ", num[] = " ak_width ak_size ak_bulk ";
 	char k[64];
 
 	if (strlen(key) > 32 || strchr(key, ' '))

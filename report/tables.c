@@ -846,6 +846,97 @@ static void t_slab_bulk(const struct rp_set *s)
 	grid_free(&gf);
 }
 
+/*
+ * The bulk patches' table in both halves: the freelist designs on slabs
+ * of 32 256-byte objects, with the cpu_partial knob at 0 and at its
+ * default; then where each bulk call's objects came from.
+ */
+static void t_slab_bulk_cpu_partial(const struct rp_set *s)
+{
+	static const char *const lv[] = {
+		"from_cpu", "from_cpu_partial", "from_node", "from_new",
+	};
+	struct grid gb = { 0 }, gf = { 0 };
+	const struct rp_bench *b;
+	struct rp_tab t;
+	char col[96], cell[160], place[32];
+	int i, j, k, n;
+
+	pick_place(s, "bulk_cpu_partial", place, sizeof(place));
+	rp_each(b, s, "suite=slab workload=bulk_cpu_partial placement=%s",
+		place) {
+		snprintf(col, sizeof(col), "%s, cpu_partial %s",
+			 rp_f(b, "design"), rp_f(b, "cpu_partial"));
+		snprintf(cell, sizeof(cell), "%ld", rp_n(b, "bulk"));
+		grid_add(&gb, cell, col, b);
+	}
+	rp_each(b, s,
+		"suite=slab workload=bulk_cpu_partial_fallback placement=%s",
+		place) {
+		snprintf(col, sizeof(col), "%s, cpu_partial %s",
+			 rp_f(b, "design"), rp_f(b, "cpu_partial"));
+		snprintf(cell, sizeof(cell), "%ld", rp_n(b, "bulk"));
+		grid_add(&gf, cell, col, b);
+	}
+	if (!gb.n && !gf.n) {
+		puts("\nNo bulk table with per-CPU partial slabs: no slab/bulk_cpu_partial rows in this set.");
+		return;
+	}
+	for (i = 0; i < gf.cols.n; i++)
+		rp_strs_add(&gb.cols, gf.cols.v[i]);
+	for (i = 0; i < gf.rows.n; i++)
+		rp_strs_add(&gb.rows, gf.rows.v[i]);
+	rp_strs_sort_num(&gb.rows);
+
+	title(s, "Slab, bulk allocation without and with per-CPU partial slabs: alloc_bulk + free_bulk of N 256-byte objects, 32 per slab, against single calls (slab/bulk_cpu_partial, ..._fallback)");
+	caption(s, "ns",
+		rp_warm(s, "\"bulk / single calls\" ns per object"),
+		"not shown (see compare)");
+	grid_tab(&t, "bulk N", &gb.cols);
+	for (i = 0; i < gb.rows.n; i++) {
+		rp_cell(&t, "%s", gb.rows.v[i]);
+		for (j = 0; j < gb.cols.n; j++) {
+			const struct rp_bench *x = grid_get(&gb, gb.rows.v[i],
+							    gb.cols.v[j]);
+			const struct rp_bench *f = grid_get(&gf, gb.rows.v[i],
+							    gb.cols.v[j]);
+			struct rp_fig tb, tf;
+
+			rp_fig(x, "real_time", &tb);
+			rp_fig(f, "real_time", &tf);
+			rp_cell(&t, "%s / %s", x && x->skip ? "n/a" : rp_num(tb.v),
+				f && f->skip ? "n/a" : rp_num(tf.v));
+		}
+	}
+	rp_tab_print(&t);
+
+	title(s, "Slab, where bulk allocation's objects came from, without and with per-CPU partial slabs (slab/bulk_cpu_partial)");
+	caption(s, "share of the objects of the bulk calls",
+		"\"CPU slab / CPU partial / node partial / new slab\", counted on an untimed twin cache with statistics after as many calls to warm it",
+		"none (counts)");
+	grid_tab(&t, "bulk N", &gb.cols);
+	for (i = 0; i < gb.rows.n; i++) {
+		rp_cell(&t, "%s", gb.rows.v[i]);
+		for (j = 0; j < gb.cols.n; j++) {
+			const struct rp_bench *x = grid_get(&gb, gb.rows.v[i],
+							    gb.cols.v[j]);
+
+			for (k = 0, n = 0; k < 4; k++) {
+				struct rp_fig fc;
+
+				rp_fig(x, lv[k], &fc);
+				n += snprintf(cell + n, sizeof(cell) - n,
+					      "%s%s", k ? " / " : "",
+					      isnan(fc.v) ? "–" : rp_pct(fc.v));
+			}
+			rp_cell(&t, "%s", cell);
+		}
+	}
+	rp_tab_print(&t);
+	grid_free(&gb);
+	grid_free(&gf);
+}
+
 /* j. beside the system allocators, at 64 bytes */
 static void t_slab_beside(const struct rp_set *s)
 {
@@ -904,6 +995,7 @@ static void t_slab(const struct rp_set *s)
 	rp_slab_decomp(s);
 	t_slab_conc(s);
 	t_slab_bulk(s);
+	t_slab_bulk_cpu_partial(s);
 	t_slab_beside(s);
 	rp_slab_targets(s);
 }

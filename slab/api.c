@@ -105,27 +105,29 @@ void slab_entry_init(struct ak_kmem_cache *s)
 /* ---- bulk ---- */
 
 size_t slab_bulk_refill(struct ak_kmem_cache *s, size_t n, void **fps,
-			size_t *cpu, size_t *partial, size_t *fresh)
+			struct slab_bulk_from *from)
 {
 	size_t got, from_new;
 
-	(void)cpu;
 	got = slab_take_objects(s, n, fps, SLAB_FROM_ANY, &from_new);
-	*partial += got - from_new;
-	*fresh += from_new;
+	from->partial += got - from_new;
+	from->fresh += from_new;
 	return got;
 }
 
 /*
  * The per-CPU level first (one critical section or lock hold where the
- * design has one), then the partial lists (one lock hold), then new
- * slabs.  If they cannot give n, everything taken goes back to the slabs
- * and the call fails whole.
+ * design has one), then the slot's partial slabs where the design has
+ * them (as the kernel's "bulk allocation from per cpu partial pages"),
+ * then the shared partial lists (one lock hold), then new slabs.  If
+ * they cannot give n, everything taken goes back to the slabs and the
+ * call fails whole.
  */
 int ak_kmem_cache_alloc_bulk(struct ak_kmem_cache *s, ak_gfp_t flags,
 			     size_t n, void **p)
 {
-	size_t cpu, got, partial = 0, fresh = 0, i;
+	struct slab_bulk_from from = { 0 };
+	size_t got, i;
 
 	if (!n)
 		return 0;
@@ -133,21 +135,21 @@ int ak_kmem_cache_alloc_bulk(struct ak_kmem_cache *s, ak_gfp_t flags,
 		errno = EINVAL;
 		return 0;
 	}
-	got = cpu = s->ops->bulk_alloc_cpu(s, n, p);
+	got = from.cpu = s->ops->bulk_alloc_cpu(s, n, p);
 	if (got < n)
-		got += s->ops->bulk_refill(s, n - got, p + got, &cpu,
-					   &partial, &fresh);
+		got += s->ops->bulk_refill(s, n - got, p + got, &from);
 	if (got < n) {
 		slab_free_fps(s, p, got);
 		slab_stat(s, AK_SLAB_BULK_ALLOC_FAIL, 1);
 		errno = ENOMEM;
 		return 0;
 	}
-	/* bulk_alloc_objs is the sum of the three (ak_kmem_cache_stats()) */
+	/* bulk_alloc_objs is the sum of the four (ak_kmem_cache_stats()) */
 	slab_stat_fast(s, AK_SLAB_BULK_ALLOC, 1);
-	slab_stat_fast(s, AK_SLAB_BULK_ALLOC_CPU, cpu);
-	slab_stat(s, AK_SLAB_BULK_ALLOC_PARTIAL, partial);
-	slab_stat(s, AK_SLAB_BULK_ALLOC_NEW, fresh);
+	slab_stat_fast(s, AK_SLAB_BULK_ALLOC_CPU, from.cpu);
+	slab_stat(s, AK_SLAB_BULK_ALLOC_CPU_PARTIAL, from.cpu_partial);
+	slab_stat(s, AK_SLAB_BULK_ALLOC_PARTIAL, from.partial);
+	slab_stat(s, AK_SLAB_BULK_ALLOC_NEW, from.fresh);
 #ifndef AK_SLAB_ASAN
 	/* fp space is object space, and nothing to check or clear */
 	if (!(s->flags & AK_SLAB_DEBUG) && !(flags & AK_GFP_ZERO))

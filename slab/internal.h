@@ -69,7 +69,16 @@ struct ak_slab {
 	union slab_fc fc;
 	/* written only as slabs are made and released, under slabs_lock */
 	struct ak_slab *all_prev;
-	char pad0[CACHELINE - sizeof(union slab_fc) - sizeof(void *)];
+	/*
+	 * The next slab on the CPU partial list it is on (slub.c), written
+	 * by whoever puts it there, before the per-CPU op that does; read,
+	 * perhaps stale, by whoever takes it off.  SMP atomics.
+	 */
+	struct ak_slab *cpu_next;
+	/* free objects of it and the slabs after it, when it was put there */
+	unsigned int cpu_pobjects;
+	char pad0[CACHELINE - sizeof(union slab_fc) - 2 * sizeof(void *) -
+		  sizeof(unsigned int)];
 	/* read-mostly from here */
 	struct ak_kmem_cache *cache;
 	unsigned long magic;
@@ -180,8 +189,12 @@ struct barn_shard;
  * Each design's own state in the cache, touched only by its file
  * (slub.c, array.c, sheaf.c, locked.c).
  */
+struct fl_partial;
+
 struct slub_state {
 	unsigned long tid_step;		/* power of two >= slots */
+	/* each slot's partial slabs (per-CPU memory), slub.c */
+	struct fl_partial *partial;
 	/* the slow path's one per-CPU op: fl_commit() for the design */
 	bool (*commit)(struct ak_kmem_cache *s, struct fl_cpu *c, void *head,
 		       unsigned long tid, void *nhead);
@@ -246,6 +259,8 @@ struct ak_kmem_cache {
 	unsigned int slab_size, objects;
 	/* empty slabs a partial list keeps before it gives one back */
 	unsigned int min_partial;
+	/* the kernel's cpu_partial (objects): 0 without (design, or off) */
+	unsigned int cpu_partial;
 
 	uint64_t *stats;		/* per-CPU u64[AK_SLAB_NR_STATS] */
 	unsigned int nr_nodes;
@@ -266,6 +281,17 @@ AK_STATIC_ASSERT(offsetof(struct ak_kmem_cache, fast) == 0,
 
 /* Visit every free object a design's per-CPU level or store holds. */
 typedef void (*slab_visit_fn)(struct ak_kmem_cache *s, void *fp, void *arg);
+/* Visit every slab on a slot's partial list. */
+typedef void (*slab_visit_slab_fn)(struct ak_kmem_cache *s,
+				   struct ak_slab *sl, void *arg);
+
+/* Where a bulk allocation's objects came from, by level. */
+struct slab_bulk_from {
+	size_t cpu;		/* the per-CPU level, and the slot's own slab */
+	size_t cpu_partial;	/* the slot's partial slabs */
+	size_t partial;		/* the shared partial lists */
+	size_t fresh;		/* new slabs */
+};
 
 /*
  * A design: one file, one of these (slab.c indexes them by enum
@@ -291,11 +317,20 @@ struct slab_design {
 	 * the counts of where they came from (*cpu: the slot's own slab)
 	 */
 	size_t (*bulk_refill)(struct ak_kmem_cache *s, size_t n, void **fps,
-			      size_t *cpu, size_t *partial, size_t *fresh);
+			      struct slab_bulk_from *from);
 	void (*bulk_free)(struct ak_kmem_cache *s, size_t n, void **fps);
 	/* with the cache quiet: everything cached back to the slabs */
 	void (*drain)(struct ak_kmem_cache *s);
 	void (*visit)(struct ak_kmem_cache *s, slab_visit_fn fn, void *arg);
+	/*
+	 * Per-CPU partial slabs (the freelist designs; else NULL): put sl,
+	 * which a free just made partial, on this slot's list; and, with
+	 * the cache quiet, visit the slabs of every slot's list, returning
+	 * false if a list's counts disagree with its slabs.
+	 */
+	void (*put_partial)(struct ak_kmem_cache *s, struct ak_slab *sl);
+	bool (*visit_partial)(struct ak_kmem_cache *s, slab_visit_slab_fn fn,
+			      void *arg);
 	/*
 	 * After the slab layer's parts: tunables from args, s->fast.cpu and the
 	 * design's state; 0, or -1 without memory, having undone its part.
@@ -434,10 +469,30 @@ void slab_free_chain_any(struct ak_kmem_cache *s, void *head);
 /*
  * Freeze a slab for per-CPU owner id + 1: from the node's partial list or
  * a new slab.  Returns its free objects as c (c->n >= 1), NULL when no
- * memory.  The slab's counters then say inuse = objects, owner.
+ * memory.  The slab's counters then say inuse = objects, owner.  With
+ * more (cpu_partial), as the kernel's get_partial_node(): in the same
+ * lock hold, further slabs off the node's list until their free objects
+ * and the frozen one's exceed more / 2, unfrozen and linked through
+ * cpu_next into *extra, for the slot's partial list.
  */
 struct ak_slab *slab_get_frozen(struct ak_kmem_cache *s, unsigned long owner,
-				struct chain *c, bool *fresh);
+				struct chain *c, bool *fresh, unsigned int more,
+				struct ak_slab **extra);
+/*
+ * Freeze for owner a slab taken off a slot's partial list (unfrozen, on
+ * no list, with free objects); its free objects as c.  false if it had
+ * none (it then stays on no list, full, until a free).
+ */
+bool slab_freeze(struct ak_kmem_cache *s, struct ak_slab *sl,
+		 unsigned long owner, struct chain *c);
+/*
+ * A slot's partial slabs, linked through cpu_next, onto their nodes'
+ * lists: one lock hold per run of one node, as the kernel's
+ * __put_partials(); empty slabs beyond min_partial go back to the pages.
+ */
+void slab_unfreeze_partials(struct ak_kmem_cache *s, struct ak_slab *list);
+/* The kernel's default cpu_partial for the cache's stride. */
+unsigned int slab_default_cpu_partial(struct ak_kmem_cache *s);
 /* Take the remote frees of a slab owned by owner; false when none/not. */
 bool slab_take_frozen(struct ak_kmem_cache *s, struct ak_slab *sl,
 		      unsigned long owner, struct chain *c);
@@ -506,7 +561,7 @@ void slab_entry_init(struct ak_kmem_cache *s);
 
 /* bulk_refill for the designs that draw from unfrozen slabs */
 size_t slab_bulk_refill(struct ak_kmem_cache *s, size_t n, void **fps,
-			size_t *cpu, size_t *partial, size_t *fresh);
+			struct slab_bulk_from *from);
 
 /* ---- debug mode (debug.c) ---- */
 

@@ -121,12 +121,17 @@ static const char *const stat_names[AK_SLAB_NR_STATS] = {
 	[AK_SLAB_BULK_ALLOC_CPU] = "bulk_alloc_cpu",
 	[AK_SLAB_BULK_ALLOC_PARTIAL] = "bulk_alloc_partial",
 	[AK_SLAB_BULK_ALLOC_NEW] = "bulk_alloc_new",
+	[AK_SLAB_BULK_ALLOC_CPU_PARTIAL] = "bulk_alloc_cpu_partial",
 	[AK_SLAB_BULK_ALLOC_FAIL] = "bulk_alloc_fail",
 	[AK_SLAB_BULK_FREE] = "bulk_free",
 	[AK_SLAB_BULK_FREE_OBJS] = "bulk_free_objs",
 	[AK_SLAB_BULK_FREE_CPU] = "bulk_free_cpu",
 	[AK_SLAB_BULK_FREE_SLAB] = "bulk_free_slab",
 	[AK_SLAB_OOM] = "oom",
+	[AK_SLAB_CPU_PARTIAL_ALLOC] = "cpu_partial_alloc",
+	[AK_SLAB_CPU_PARTIAL_FREE] = "cpu_partial_free",
+	[AK_SLAB_CPU_PARTIAL_NODE] = "cpu_partial_node",
+	[AK_SLAB_CPU_PARTIAL_DRAIN] = "cpu_partial_drain",
 	[AK_SLAB_DEBUG_DOUBLE_FREE] = "debug_double_free",
 	[AK_SLAB_DEBUG_BAD_FREE] = "debug_bad_free",
 	[AK_SLAB_DEBUG_REDZONE] = "debug_redzone",
@@ -545,19 +550,24 @@ static void slab_release(struct ak_kmem_cache *s, struct slab_list *l,
  * one cmpxchg128 of {freelist, counters}.  A slab nobody owns that was
  * full (freelist NULL) goes onto its partial list (slab_list_of()): that
  * case takes the list's lock before the cmpxchg, so that a slab is never
- * put on the list twice nor after someone froze it.
+ * put on the list twice nor after someone froze it.  With per-CPU
+ * partial slabs it goes instead onto this slot's partial list, without
+ * the lock: the cmpxchg that ended its being full is the only one that
+ * sees it full and nobody's, so no one else can put it anywhere, and no
+ * one can take from it while it is on no list.
  */
 void slab_free_chain(struct ak_kmem_cache *s, struct ak_slab *sl, void *head,
 		     void *tail, unsigned long n)
 {
 	struct slab_list *l = slab_list_of(s, sl);
+	bool cpu_partial = READ_ONCE(s->cpu_partial) != 0;
 	union slab_fc old, new_;
 	bool locked = false, need, empty;
 
 	for (;;) {
 		old = slab_fc_read(sl);
 		need = !CNT_OWNER(old.counters) && !old.freelist;
-		if (need && !locked) {
+		if (need && !locked && !cpu_partial) {
 			slab_lock(&l->lock);
 			locked = true;
 			continue;
@@ -568,6 +578,12 @@ void slab_free_chain(struct ak_kmem_cache *s, struct ak_slab *sl, void *head,
 		if (slab_fc_cmpxchg(sl, old, new_))
 			break;
 		slab_stat(s, AK_SLAB_SLAB_RETRY, 1);
+	}
+	if (need && cpu_partial) {
+		/* as the kernel's: even if this free emptied it */
+		slab_stat(s, AK_SLAB_FREE_REMOTE, n);
+		s->ops->put_partial(s, sl);
+		return;
 	}
 	if (need)
 		add_partial(s, l, sl);
@@ -655,14 +671,40 @@ void slab_free_chain_any(struct ak_kmem_cache *s, void *head)
 	slab_free_fps(s, buf, k);
 }
 
+/*
+ * Under n->lock: slabs off n while the free objects taken, avail so far,
+ * are at most more / 2; linked through cpu_next.
+ */
+static unsigned int take_more(struct ak_kmem_cache *s, struct slab_list *n,
+			      unsigned int more, unsigned long avail,
+			      struct ak_slab **extra)
+{
+	struct ak_slab *sl, **link = extra;
+	unsigned int k = 0;
+
+	while (avail <= more / 2 && (sl = n->partial)) {
+		del_partial(n, sl);
+		avail += sl->objects -
+			 CNT_INUSE(slab_fc_read(sl).counters);
+		__atomic_store_n(link, sl, __ATOMIC_RELAXED);
+		link = &sl->cpu_next;
+		k++;
+	}
+	__atomic_store_n(link, NULL, __ATOMIC_RELAXED);
+	slab_stat(s, AK_SLAB_CPU_PARTIAL_NODE, k);
+	return k;
+}
+
 struct ak_slab *slab_get_frozen(struct ak_kmem_cache *s, unsigned long owner,
-				struct chain *c, bool *fresh)
+				struct chain *c, bool *fresh, unsigned int more,
+				struct ak_slab **extra)
 {
 	unsigned int nid = slab_this_node(s);
 	struct slab_list *n = &s->nodes[nid].list;
 	union slab_fc old, new_;
 	struct ak_slab *sl;
 
+	*extra = NULL;
 	slab_count_refill();
 	if (READ_ONCE(n->partial)) {
 		slab_lock(&n->lock);
@@ -678,6 +720,9 @@ struct ak_slab *slab_get_frozen(struct ak_kmem_cache *s, unsigned long owner,
 			}
 			if (!old.freelist)	/* cannot happen: partial has frees */
 				continue;
+			if (more)
+				take_more(s, n, more, sl->objects -
+					  CNT_INUSE(old.counters), extra);
 			slab_unlock(&n->lock);
 			c->head = old.freelist;
 			c->tail = NULL;
@@ -752,6 +797,98 @@ void slab_unfreeze(struct ak_kmem_cache *s, struct ak_slab *sl,
 		slab_unlock(&n->lock);
 	if (empty)
 		slab_release(s, n, sl);
+}
+
+bool slab_freeze(struct ak_kmem_cache *s, struct ak_slab *sl,
+		 unsigned long owner, struct chain *c)
+{
+	union slab_fc old, new_;
+
+	new_.freelist = NULL;
+	new_.counters = CNT_MAKE(sl->objects, owner);
+	for (;;) {
+		old = slab_fc_read(sl);
+		if (!old.freelist)	/* cannot happen: it was made partial */
+			return false;
+		if (slab_fc_cmpxchg(sl, old, new_))
+			break;
+		slab_stat(s, AK_SLAB_SLAB_RETRY, 1);
+	}
+	c->head = old.freelist;
+	c->tail = NULL;
+	c->n = sl->objects - CNT_INUSE(old.counters);
+	return true;
+}
+
+/*
+ * The slabs are nobody's and on no list: no one else can put them on one
+ * or take objects from them, and remote frees only push.  A slab that
+ * empties meanwhile stays (slab_take_empty() finds it on no list) until
+ * here, where the lock of the list it joins is held.
+ */
+void slab_unfreeze_partials(struct ak_kmem_cache *s, struct ak_slab *list)
+{
+	struct ak_slab *sl, *discard = NULL;
+	struct slab_list *l = NULL, *nl;
+
+	while ((sl = list)) {
+		list = __atomic_load_n(&sl->cpu_next, __ATOMIC_RELAXED);
+		nl = slab_list_of(s, sl);
+		if (nl != l) {
+			if (l)
+				slab_unlock(&l->lock);
+			l = nl;
+			slab_lock(&l->lock);
+		}
+		add_partial(s, l, sl);
+		if (slab_take_empty(s, l, sl)) {
+			__atomic_store_n(&sl->cpu_next, discard,
+					 __ATOMIC_RELAXED);
+			discard = sl;
+		}
+	}
+	if (l)
+		slab_unlock(&l->lock);
+	while ((sl = discard)) {
+		discard = sl->cpu_next;
+		slab_release(s, slab_list_of(s, sl), sl);
+	}
+}
+
+/*
+ * The kernel's set_cpu_partial(): fewer objects kept for larger ones
+ * (the kernel's s->size is our stride).
+ */
+unsigned int slab_default_cpu_partial(struct ak_kmem_cache *s)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+	if (s->stride >= page)
+		return 6;
+	if (s->stride >= 1024)
+		return 24;
+	if (s->stride >= 256)
+		return 52;
+	return 120;
+}
+
+/*
+ * Since 5.16 the kernel turns cpu_partial into slabs, assuming those on
+ * the list half free (slub_set_cpu_partial()).  A slab here holds several
+ * times the kernel's objects of the same size (the kernel's small-object
+ * slabs are a page or two) and goes on the list with one free object, so
+ * that would keep a single slab for most sizes.  So the list is bounded
+ * as from 3.x to 5.15, by the free objects its slabs had when put there.
+ */
+int ak_kmem_cache_set_cpu_partial(struct ak_kmem_cache *s,
+				  unsigned int objects)
+{
+	if (objects > (1u << 24) || (objects && !s->ops->put_partial)) {
+		errno = EINVAL;
+		return -1;
+	}
+	WRITE_ONCE(s->cpu_partial, objects);
+	return 0;
 }
 
 /*
@@ -1054,6 +1191,15 @@ ak_kmem_cache_create_args(const char *name, size_t size, size_t align,
 	}
 	if (s->ops->init(s, args))
 		goto nomem;
+	if (s->ops->put_partial && args->cpu_partial != AK_SLAB_CPU_PARTIAL_NONE &&
+	    ak_kmem_cache_set_cpu_partial(s, args->cpu_partial ?
+					  args->cpu_partial :
+					  slab_default_cpu_partial(s))) {
+		s->ops->fini(s);
+		cache_free(s);
+		errno = EINVAL;
+		return NULL;
+	}
 	if (s->fast.cpu)
 		s->fast.cpu_stride = ak_percpu_stride(s->fast.cpu);
 	slab_entry_init(s);
@@ -1139,6 +1285,7 @@ void ak_kmem_cache_stats(struct ak_kmem_cache *s,
 	 */
 	if (s->flags & AK_SLAB_STATS) {
 		out[AK_SLAB_BULK_ALLOC_OBJS] = out[AK_SLAB_BULK_ALLOC_CPU] +
+					       out[AK_SLAB_BULK_ALLOC_CPU_PARTIAL] +
 					       out[AK_SLAB_BULK_ALLOC_PARTIAL] +
 					       out[AK_SLAB_BULK_ALLOC_NEW];
 		out[AK_SLAB_BULK_FREE_OBJS] = out[AK_SLAB_BULK_FREE_CPU] +
@@ -1164,6 +1311,7 @@ void ak_kmem_cache_info(struct ak_kmem_cache *s,
 	out->objects_per_slab = s->objects;
 	out->nr_nodes = s->nr_nodes;
 	out->nr_slabs = __atomic_load_n(&s->nr_slabs, __ATOMIC_RELAXED);
+	out->cpu_partial = READ_ONCE(s->cpu_partial);
 }
 
 int ak_kmem_cache_describe(struct ak_kmem_cache *s, char *buf, size_t len)
@@ -1197,11 +1345,19 @@ void ak_kmem_cache_print_stats(struct ak_kmem_cache *s, FILE *f)
 
 /* ---- audit ---- */
 
+enum audit_place {
+	AUDIT_NONE,
+	AUDIT_NODE,		/* a shared partial list (per node or slot) */
+	AUDIT_CPU_PARTIAL,	/* a slot's partial list */
+};
+
 struct audit {
 	struct ak_slab **slabs;
 	unsigned char **seen;
+	unsigned char *place;
 	size_t nr;
 	long errors;
+	struct ak_kmem_cache_places *out;
 };
 
 static int slab_cmp(const void *a, const void *b)
@@ -1212,42 +1368,47 @@ static int slab_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Mark fp free; false (and an error) if it is no object or seen before. */
-static bool audit_mark(struct ak_kmem_cache *s, struct audit *a, void *fp,
-		       const char *where)
+/* The index of slab key in a->slabs, or -1. */
+static ptrdiff_t audit_find(struct audit *a, const struct ak_slab *key)
 {
-	struct ak_slab *key = fp_slab(s, fp), **hit;
-	char *obj = fp_to_obj(s, fp);
-	size_t lo = 0, hi = a->nr, mid, idx;
-	ptrdiff_t off;
+	size_t lo = 0, hi = a->nr, mid;
 
-	hit = NULL;
 	while (lo < hi) {
 		mid = (lo + hi) / 2;
-		if (a->slabs[mid] == key) {
-			hit = &a->slabs[mid];
-			break;
-		}
+		if (a->slabs[mid] == key)
+			return (ptrdiff_t)mid;
 		if ((uintptr_t)a->slabs[mid] < (uintptr_t)key)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	if (!hit) {
+	return -1;
+}
+
+/* Mark fp free; false (and an error) if it is no object or seen before. */
+static bool audit_mark(struct ak_kmem_cache *s, struct audit *a, void *fp,
+		       const char *where)
+{
+	ptrdiff_t hit = audit_find(a, fp_slab(s, fp));
+	char *obj = fp_to_obj(s, fp);
+	size_t idx;
+	ptrdiff_t off;
+
+	if (hit < 0) {
 		slab_report(s, "audit: %p on %s is in no slab of the cache",
 			    obj, where);
 		a->errors++;
 		return false;
 	}
-	off = obj - (*hit)->first - s->obj_off;
+	off = obj - a->slabs[hit]->first - s->obj_off;
 	if (off < 0 || off % s->stride ||
-	    (idx = (size_t)off / s->stride) >= (*hit)->objects) {
+	    (idx = (size_t)off / s->stride) >= a->slabs[hit]->objects) {
 		slab_report(s, "audit: %p on %s is not an object start",
 			    obj, where);
 		a->errors++;
 		return false;
 	}
-	if (a->seen[hit - a->slabs][idx]++) {
+	if (a->seen[hit][idx]++) {
 		slab_report(s, "audit: object %p free twice (again on %s)",
 			    obj, where);
 		a->errors++;
@@ -1258,27 +1419,108 @@ static bool audit_mark(struct ak_kmem_cache *s, struct audit *a, void *fp,
 
 static void audit_visit(struct ak_kmem_cache *s, void *fp, void *arg)
 {
-	audit_mark(s, arg, fp, "a per-CPU structure or store");
+	struct audit *a = arg;
+
+	if (audit_mark(s, a, fp, "a per-CPU structure or store"))
+		a->out->cpu++;
 }
 
-long ak_kmem_cache_audit(struct ak_kmem_cache *s)
+/* sl is on a list of kind place: on no other, and a slab of the cache. */
+static void audit_place(struct ak_kmem_cache *s, struct audit *a,
+			struct ak_slab *sl, enum audit_place place)
+{
+	ptrdiff_t hit = audit_find(a, sl);
+
+	if (hit < 0) {
+		slab_report(s, "audit: %p on a partial list is no slab of the cache",
+			    (void *)sl);
+		a->errors++;
+	} else if (a->place[hit]) {
+		slab_report(s, "audit: slab %p on two partial lists",
+			    (void *)sl);
+		a->errors++;
+	} else {
+		a->place[hit] = (unsigned char)place;
+	}
+}
+
+static void audit_visit_partial(struct ak_kmem_cache *s, struct ak_slab *sl,
+				void *arg)
+{
+	struct audit *a = arg;
+
+	audit_place(s, a, sl, AUDIT_CPU_PARTIAL);
+	a->out->cpu_partial_slabs++;
+}
+
+static void audit_list(struct ak_kmem_cache *s, struct audit *a,
+		       struct slab_list *l)
+{
+	unsigned long n = 0;
+	struct ak_slab *sl;
+
+	slab_lock(&l->lock);
+	for (sl = l->partial; sl && n <= a->nr; sl = sl->next, n++)
+		audit_place(s, a, sl, AUDIT_NODE);
+	if (sl || n != l->nr_partial) {
+		slab_report(s, "audit: a partial list counts %lu slabs, holds %s%lu",
+			    l->nr_partial, sl ? "more than " : "", n);
+		a->errors++;
+	}
+	slab_unlock(&l->lock);
+	a->out->node_slabs += n;
+}
+
+/* Where a slab in state f may be, and where its free objects count. */
+static void audit_slab(struct ak_kmem_cache *s, struct audit *a, size_t i,
+		       union slab_fc f, unsigned long nfree)
+{
+	struct ak_slab *sl = a->slabs[i];
+	const char *bad = NULL;
+
+	if (CNT_OWNER(f.counters)) {
+		if (a->place[i])
+			bad = "frozen, yet on a partial list";
+		a->out->cpu += nfree;
+		a->out->cpu_slabs++;
+	} else if (!f.freelist) {
+		if (a->place[i])
+			bad = "full, yet on a partial list";
+	} else if (a->place[i] == AUDIT_NODE) {
+		a->out->node += nfree;
+	} else if (a->place[i] == AUDIT_CPU_PARTIAL) {
+		a->out->cpu_partial += nfree;
+	} else {
+		bad = "partial, yet on no list (lost)";
+	}
+	if (bad) {
+		slab_report(s, "audit: slab %p: %s", (void *)sl, bad);
+		a->errors++;
+	}
+}
+
+int ak_kmem_cache_audit_places(struct ak_kmem_cache *s,
+			       struct ak_kmem_cache_places *out)
 {
 	struct audit a = { 0 };
 	struct ak_slab *sl;
-	long live = 0;
 	size_t i, k;
 
+	memset(out, 0, sizeof(*out));
+	a.out = out;
 	pthread_mutex_lock(&s->slabs_lock);
 	a.nr = s->nr_slabs;
 	a.slabs = ak_page_meta_calloc(a.nr + 1, sizeof(*a.slabs));
 	a.seen = ak_page_meta_calloc(a.nr + 1, sizeof(*a.seen));
+	a.place = ak_page_meta_calloc(a.nr + 1, 1);
 	for (i = 0, sl = s->all_slabs; a.slabs && sl && i < a.nr;
 	     sl = sl->all_next)
 		a.slabs[i++] = sl;
 	pthread_mutex_unlock(&s->slabs_lock);
-	if (!a.slabs || !a.seen) {
+	if (!a.slabs || !a.seen || !a.place) {
 		ak_page_meta_free(a.slabs);
 		ak_page_meta_free(a.seen);
+		ak_page_meta_free(a.place);
 		slab_report(s, "audit: out of memory");
 		return -1;
 	}
@@ -1290,6 +1532,16 @@ long ak_kmem_cache_audit(struct ak_kmem_cache *s)
 	}
 	if (a.errors)
 		goto out;
+	out->slabs = a.nr;
+	for (i = 0; i < s->nr_nodes; i++)
+		audit_list(s, &a, &s->nodes[i].list);
+	for (i = 0; s->home_lists && i < s->nr_home; i++)
+		audit_list(s, &a, &s->home_lists[i]);
+	if (s->ops->visit_partial &&
+	    !s->ops->visit_partial(s, audit_visit_partial, &a)) {
+		slab_report(s, "audit: a CPU partial list's counts disagree with its slabs");
+		a.errors++;
+	}
 	for (i = 0; i < a.nr; i++) {
 		union slab_fc f = slab_fc_read(a.slabs[i]);
 		unsigned long n = 0;
@@ -1309,15 +1561,26 @@ long ak_kmem_cache_audit(struct ak_kmem_cache *s)
 				    n, a.slabs[i]->objects);
 			a.errors++;
 		}
+		audit_slab(s, &a, i, f, n);
 	}
 	s->ops->visit(s, audit_visit, &a);
 	for (i = 0; i < a.nr; i++)
 		for (k = 0; k < a.slabs[i]->objects; k++)
-			live += !a.seen[i][k];
+			out->allocated += !a.seen[i][k];
 out:
 	for (i = 0; i < a.nr; i++)
 		ak_page_meta_free(a.seen[i]);
 	ak_page_meta_free(a.seen);
 	ak_page_meta_free(a.slabs);
-	return a.errors ? -1 : live;
+	ak_page_meta_free(a.place);
+	return a.errors ? -1 : 0;
+}
+
+long ak_kmem_cache_audit(struct ak_kmem_cache *s)
+{
+	struct ak_kmem_cache_places pl;
+
+	if (ak_kmem_cache_audit_places(s, &pl))
+		return -1;
+	return (long)pl.allocated;
 }

@@ -12,6 +12,12 @@
  * is one per-CPU op: pop, push, install a chain on an empty list, splice
  * a chain in front, or take the whole list.
  *
+ * Each slot also keeps a short list of partial slabs of its own, as
+ * SLUB's CONFIG_SLUB_CPU_PARTIAL: slabs a free made partial, which the
+ * slow path takes before the node's list.  Those slabs are nobody's (not
+ * frozen) and on no shared list; the list is {head, ptid}, changed only
+ * by a 16-byte per-CPU op as slub-local's pair, whatever the design.
+ *
  * Which primitive each step uses and why it is correct in each per-CPU
  * mode: doc/slab.md.
  */
@@ -40,6 +46,29 @@ static inline struct fl_cpu *fl_cpus(struct ak_kmem_cache *s)
 {
 	return s->fast.cpu;
 }
+
+/*
+ * A slot's partial slabs, linked through their cpu_next.  ptid: in its
+ * low PC_COUNT_BITS the head's cpu_pobjects (the free objects the slabs
+ * had as they were put on, as the kernel's pobjects), above them a
+ * sequence unique to the slot, as slub-tid's tid (slot mod tid_step, +
+ * tid_step per op): a pop reads the head's cpu_next, which may be stale,
+ * and only an unchanged ptid says it is not; a pair seen on one slot
+ * never matches another's.
+ */
+struct fl_partial {
+	union {
+		ak_u128 pair;
+		struct {
+			struct ak_slab *head;	/* word 0 */
+			unsigned long ptid;	/* word 1 */
+		};
+	};
+};
+
+#define PC_COUNT_BITS	25
+#define PC_COUNT_MASK	((1ul << PC_COUNT_BITS) - 1)
+#define PC_COUNT(w)	((unsigned int)((w) & PC_COUNT_MASK))
 
 enum fl_kind {
 	FL_TID,
@@ -156,30 +185,158 @@ static void install(struct ak_kmem_cache *s, void *head, void *tail)
 	}
 }
 
+/* ---- the slot's partial slabs ---- */
+
+struct psnap {
+	struct fl_partial *p;
+	struct ak_slab *head;
+	unsigned long w;
+};
+
+static void psnap(struct ak_kmem_cache *s, struct psnap *ps)
+{
+	ps->p = ak_this_cpu_ptr(s->slub.partial);
+	/* in atomic mode another CPU may have written it: head after w */
+	ps->w = __atomic_load_n(&ps->p->ptid, __ATOMIC_ACQUIRE);
+	ps->head = __atomic_load_n(&ps->p->head, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * {head, w} -> {nhead, next sequence | count}: slub-local's op, so that
+ * the partial list is as safe as the freelist in every mode (rseq: a
+ * section on the CPU we are on; atomic: SMP-safe on the slot seen; thread:
+ * _local on the thread's own slot).
+ */
+static bool pcommit(struct ak_kmem_cache *s, const struct psnap *ps,
+		    struct ak_slab *nhead, unsigned int count)
+{
+	ak_u128 o = ak_u128_from_words((uintptr_t)ps->head, ps->w);
+	ak_u128 n = ak_u128_from_words((uintptr_t)nhead,
+			(ps->w & ~PC_COUNT_MASK) +
+			(s->slub.tid_step << PC_COUNT_BITS) + count);
+
+	SLAB_WINDOW();
+	if (s->mode == AK_PERCPU_THREAD)
+		return ak_try_cmpxchg128_local(&ps->p->pair, &o, n);
+	if (s->mode == AK_PERCPU_ATOMIC)
+		return ak_try_cmpxchg128(&ps->p->pair, &o, n);
+	return ak_this_cpu_try_cmpxchg128((ak_u128 *)s->slub.partial, &o, n);
+}
+
+/* The slot's next partial slab, off its list; NULL when none. */
+static struct ak_slab *pop_partial(struct ak_kmem_cache *s)
+{
+	struct ak_slab *next;
+	struct psnap ps;
+
+	for (;;) {
+		psnap(s, &ps);
+		if (!ps.head)
+			return NULL;
+		next = __atomic_load_n(&ps.head->cpu_next, __ATOMIC_RELAXED);
+		if (pcommit(s, &ps, next, next ?
+			    __atomic_load_n(&next->cpu_pobjects,
+					    __ATOMIC_RELAXED) : 0))
+			return ps.head;
+		slab_stat(s, AK_SLAB_FAST_RETRY, 1);
+	}
+}
+
+/*
+ * sl onto the slot's list.  With drain, as the kernel's put_cpu_partial():
+ * a list whose slabs had more than cpu_partial free objects is replaced
+ * by sl alone, and goes to the nodes' lists in one lock hold per node.
+ */
+static void push_partial(struct ak_kmem_cache *s, struct ak_slab *sl,
+			 bool drain)
+{
+	union slab_fc f = slab_fc_read(sl);
+	unsigned long n, nfree = sl->objects - CNT_INUSE(f.counters);
+	struct ak_slab *gone, *rest;
+	struct psnap ps;
+
+	/* racy, as the kernel's: a free may be on its way */
+	if (!nfree || nfree > sl->objects)
+		nfree = 1;
+	for (;;) {
+		psnap(s, &ps);
+		n = PC_COUNT(ps.w);
+		gone = NULL;
+		rest = ps.head;
+		if (rest && drain && n > READ_ONCE(s->cpu_partial)) {
+			gone = rest;
+			rest = NULL;
+			n = 0;
+		}
+		n += nfree;
+		if (n > PC_COUNT_MASK)
+			n = PC_COUNT_MASK;
+		__atomic_store_n(&sl->cpu_next, rest, __ATOMIC_RELAXED);
+		__atomic_store_n(&sl->cpu_pobjects, (unsigned int)n,
+				 __ATOMIC_RELAXED);
+		if (pcommit(s, &ps, sl, (unsigned int)n))
+			break;
+		slab_stat(s, AK_SLAB_FAST_RETRY, 1);
+	}
+	if (gone) {
+		slab_unfreeze_partials(s, gone);
+		slab_stat(s, AK_SLAB_CPU_PARTIAL_DRAIN, 1);
+	}
+}
+
+/* A free made sl partial (slab_free_chain()): onto this slot's list. */
+static void fl_put_partial(struct ak_kmem_cache *s, struct ak_slab *sl)
+{
+	slab_stat(s, AK_SLAB_CPU_PARTIAL_FREE, 1);
+	push_partial(s, sl, true);
+}
+
+enum fl_from {
+	FROM_OWN,		/* the remote frees of the slot's own slab */
+	FROM_CPU_PARTIAL,	/* a slab off the slot's partial list */
+	FROM_PARTIAL,		/* a slab off the node's */
+	FROM_NEW,		/* a new slab */
+};
+
 /*
  * A chain for the slot we are on: the remote frees of the slab it owns,
- * or, giving that up, a slab frozen for it (partial list, else new).
- * *from: 0 own slab, 1 partial, 2 new; false when no memory.
+ * or, giving that up, a slab frozen for it (the slot's partial list, the
+ * node's, else new).  false when no memory.
  */
-static bool refill_chain(struct ak_kmem_cache *s, struct chain *ch, int *from)
+static bool refill_chain(struct ak_kmem_cache *s, struct chain *ch,
+			 enum fl_from *from)
 {
 	struct fl_cpu *c = ak_this_cpu_ptr(fl_cpus(s));
 	unsigned long owner = c->id + 1;
-	struct ak_slab *x, *y, *prev;
+	struct ak_slab *x, *y, *prev, *extra;
 	bool fresh;
 
 	x = __atomic_load_n(&c->slab, __ATOMIC_ACQUIRE);
 	if (x) {
 		if (slab_take_frozen(s, x, owner, ch)) {
-			*from = 0;
+			*from = FROM_OWN;
 			return true;
 		}
 		slab_unfreeze(s, x, owner);
 	}
-	y = slab_get_frozen(s, owner, ch, &fresh);
+	while ((y = pop_partial(s))) {
+		if (slab_freeze(s, y, owner, ch)) {
+			slab_stat(s, AK_SLAB_CPU_PARTIAL_ALLOC, 1);
+			*from = FROM_CPU_PARTIAL;
+			goto got;
+		}
+	}
+	y = slab_get_frozen(s, owner, ch, &fresh, READ_ONCE(s->cpu_partial),
+			    &extra);
 	if (!y)
 		return false;
-	*from = fresh ? 2 : 1;
+	*from = fresh ? FROM_NEW : FROM_PARTIAL;
+	/* as the kernel's put_cpu_partial(s, slab, 0): no drain */
+	while ((x = extra)) {
+		extra = __atomic_load_n(&x->cpu_next, __ATOMIC_RELAXED);
+		push_partial(s, x, false);
+	}
+got:
 	/* any slab this displaces was frozen for this slot: thaw it */
 	prev = __atomic_exchange_n(&c->slab, y, __ATOMIC_ACQ_REL);
 	if (prev && prev != y)
@@ -190,9 +347,9 @@ static bool refill_chain(struct ak_kmem_cache *s, struct chain *ch, int *from)
 /* The list is empty: refill it, and hand out the chain's first object. */
 static __attribute__((noinline)) void *fl_alloc_slow(struct ak_kmem_cache *s)
 {
+	enum fl_from from;
 	struct chain ch;
 	void *fp, *rest;
-	int from;
 
 	slab_stat(s, AK_SLAB_ALLOC_SLOW, 1);
 	if (!refill_chain(s, &ch, &from))
@@ -210,11 +367,11 @@ static __attribute__((noinline)) void *fl_alloc_slow(struct ak_kmem_cache *s)
  * owned here, as in SLUB's bulk path through ___slab_alloc.
  */
 static size_t fl_bulk_refill(struct ak_kmem_cache *s, size_t n, void **fps,
-			     size_t *own, size_t *partial, size_t *fresh)
+			     struct slab_bulk_from *bf)
 {
 	size_t got = 0, k;
+	enum fl_from from;
 	struct chain ch;
-	int from;
 	void *p;
 
 	while (got < n && refill_chain(s, &ch, &from)) {
@@ -222,7 +379,9 @@ static size_t fl_bulk_refill(struct ak_kmem_cache *s, size_t n, void **fps,
 			fps[got++] = p;
 		if (p)
 			install(s, p, ch.tail);
-		*(from == 0 ? own : from == 1 ? partial : fresh) += k;
+		*(from == FROM_OWN ? &bf->cpu :
+		  from == FROM_CPU_PARTIAL ? &bf->cpu_partial :
+		  from == FROM_PARTIAL ? &bf->partial : &bf->fresh) += k;
 	}
 	return got;
 }
@@ -299,6 +458,54 @@ static void fl_drain(struct ak_kmem_cache *s)
 		if (x)
 			slab_unfreeze(s, x, c->id + 1);
 	}
+	/* last: the frees above may have put slabs on this slot's list */
+	ak_for_each_cpu(cpu) {
+		struct fl_partial *p = ak_per_cpu_ptr(s->slub.partial, cpu);
+		struct ak_slab *list = p->head;
+
+		p->head = NULL;
+		p->ptid = (p->ptid & ~PC_COUNT_MASK) +
+			  (s->slub.tid_step << PC_COUNT_BITS);
+		if (list) {
+			slab_unfreeze_partials(s, list);
+			slab_stat(s, AK_SLAB_CPU_PARTIAL_DRAIN, 1);
+		}
+	}
+}
+
+/*
+ * The head's count is its cpu_pobjects, and each slab's that of the next
+ * plus at least one (fewer where it saturated).
+ */
+static bool fl_visit_partial(struct ak_kmem_cache *s, slab_visit_slab_fn fn,
+			     void *arg)
+{
+	unsigned long i, want;
+	unsigned int cpu;
+	struct ak_slab *sl;
+	bool ok = true;
+
+	ak_for_each_cpu(cpu) {
+		struct fl_partial *p = ak_per_cpu_ptr(s->slub.partial, cpu);
+
+		want = PC_COUNT(p->ptid);
+		if (!p->head && want)
+			ok = false;
+		for (sl = p->head, i = 0; sl; sl = sl->cpu_next) {
+			fn(s, sl, arg);
+			if (sl->cpu_pobjects != want ||
+			    (want <= (sl->cpu_next ? sl->cpu_next->cpu_pobjects :
+				      0) && want != PC_COUNT_MASK))
+				ok = false;
+			want = sl->cpu_next ? sl->cpu_next->cpu_pobjects : 0;
+			/* a cycle would loop: the audit caught it */
+			if (++i > s->nr_slabs) {
+				ok = false;
+				break;
+			}
+		}
+	}
+	return ok;
 }
 
 static void fl_visit(struct ak_kmem_cache *s, slab_visit_fn fn, void *arg)
@@ -332,6 +539,13 @@ static int fl_init(struct ak_kmem_cache *s,
 	s->fast.cpu = ak_percpu_alloc(sizeof(struct fl_cpu), CACHELINE);
 	if (!s->fast.cpu)
 		return -1;
+	s->slub.partial = ak_percpu_alloc(sizeof(struct fl_partial),
+					  CACHELINE);
+	if (!s->slub.partial) {
+		ak_percpu_free(s->fast.cpu);
+		s->fast.cpu = NULL;
+		return -1;
+	}
 	s->slub.commit = commit;
 	s->slub.tid_step = 1;
 	while (s->slub.tid_step < n)
@@ -341,12 +555,16 @@ static int fl_init(struct ak_kmem_cache *s,
 
 		c->id = cpu;
 		c->tid = tid_per_slot ? cpu : 0;
+		ak_per_cpu_ptr(s->slub.partial, cpu)->ptid =
+			(unsigned long)cpu << PC_COUNT_BITS;
 	}
 	return 0;
 }
 
 static void fl_fini(struct ak_kmem_cache *s)
 {
+	ak_percpu_free(s->slub.partial);
+	s->slub.partial = NULL;
 	ak_percpu_free(s->fast.cpu);
 	s->fast.cpu = NULL;
 }
@@ -435,6 +653,8 @@ const struct slab_design slab_slub_tid = {
 	.bulk_free = fl_bulk_free,
 	.drain = fl_drain,
 	.visit = fl_visit,
+	.put_partial = fl_put_partial,
+	.visit_partial = fl_visit_partial,
 	.init = slub_tid_init,
 	.fini = fl_fini,
 	.how = slub_tid_how,
@@ -479,6 +699,8 @@ const struct slab_design slab_slub_local = {
 	.bulk_free = fl_bulk_free,
 	.drain = fl_drain,
 	.visit = fl_visit,
+	.put_partial = fl_put_partial,
+	.visit_partial = fl_visit_partial,
 	.init = slub_local_init,
 	.fini = fl_fini,
 	.how = slub_local_how,
@@ -538,6 +760,8 @@ const struct slab_design slab_rseq_list = {
 	.bulk_free = fl_bulk_free,
 	.drain = fl_drain,
 	.visit = fl_visit,
+	.put_partial = fl_put_partial,
+	.visit_partial = fl_visit_partial,
 	.init = list_init,
 	.fini = fl_fini,
 	.how = list_how,

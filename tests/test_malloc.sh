@@ -77,6 +77,21 @@ for bad in AK_MALLOC_DESIGN=nosuch AK_KMALLOC_FASTPATH=nosuch \
 	fi
 done
 
+# The same for a knob that is not a number of objects from 0 to 1 << 24.
+for bad in AK_SLAB_CPU_PARTIAL=many AK_SLAB_CPU_PARTIAL=-1 \
+	   AK_SLAB_CPU_PARTIAL=16777217; do
+	preload "AK_MALLOC_DESIGN=slub-tid $bad" "$prog" --modes \
+		>"$out/bad" 2>"$out/bad.err"
+	rc=$?
+	if [ "$rc" -eq 2 ] && [ "$(wc -l <"$out/bad.err")" -eq 1 ] &&
+	   grep -q "^atomkit-malloc: $bad: not a number" "$out/bad.err" &&
+	   [ ! -s "$out/bad" ]; then
+		ok "$bad: exit 2, $(cat "$out/bad.err")"
+	else
+		not_ok "$bad: exit $rc, stdout $(wc -c <"$out/bad") bytes, stderr: $(head -c 300 "$out/bad.err")"
+	fi
+done
+
 # The slab layer refusing maps: NULL, ENOMEM, then allocating again.
 for d in $designs; do
 	preload "AK_MALLOC_DESIGN=$d AK_SLAB_FAIL_MAPS=40" "$prog" --fill-maps \

@@ -44,16 +44,29 @@ preload_guard "$prog"
 
 # shellcheck disable=SC2086
 $run "$prog" --modes >"$out/modes" 2>&1 || not_ok "test_malloc_stress --modes: $(cat "$out/modes")"
+# The freelist designs once more with AK_SLAB_CPU_PARTIAL=0: no per-CPU
+# partial slabs, the old path.
 for d in $designs; do
+	case $d in
+	slub-*|rseq-list) knobs="default 0" ;;
+	*) knobs=default ;;
+	esac
 	while read -r m why; do
-		if [ "$why" != yes ]; then
-			skip "$d in $m" "$why"
-			continue
-		fi
-		preload "AK_MALLOC_DESIGN=$d AK_PERCPU_MODE=$m" "$prog" \
-			>"$out/run" 2>"$out/run.err"
-		summary "$d in $m" "$out/run" $?
-		books "$out/run"
+		for k in $knobs; do
+			name="$d in $m"
+			e="AK_MALLOC_DESIGN=$d AK_PERCPU_MODE=$m"
+			if [ "$k" != default ]; then
+				name="$name, cpu_partial $k"
+				e="$e AK_SLAB_CPU_PARTIAL=$k"
+			fi
+			if [ "$why" != yes ]; then
+				skip "$name" "$why"
+				continue
+			fi
+			preload "$e" "$prog" >"$out/run" 2>"$out/run.err"
+			summary "$name" "$out/run" $?
+			books "$out/run"
+		done
 	done <"$out/modes"
 done
 finish

@@ -66,6 +66,11 @@ const char *__asan_default_options(void)
 #define WATCHDOG_S	300		/* a stress run that hangs fails */
 
 static enum ak_percpu_mode mode;
+/*
+ * Each mode's suite runs twice: the caches with their default cpu_partial,
+ * then (the freelist designs only) with it at 0, today's SLUB of 2007.
+ */
+static bool cpu_partial_off;
 
 /* ---- reports ---- */
 
@@ -114,6 +119,20 @@ static enum ak_slab_fastpath design(void **state)
 	return (enum ak_slab_fastpath)(intptr_t)*state;
 }
 
+/* The smallest slab a cache takes: 4 KiB, or the page if larger. */
+static unsigned int small_slab(void)
+{
+	long page = sysconf(_SC_PAGESIZE);
+
+	return page > 4096 ? (unsigned int)page : 4096;
+}
+
+static bool freelist_design(enum ak_slab_fastpath d)
+{
+	return d == AK_SLAB_SLUB_TID || d == AK_SLAB_SLUB_LOCAL ||
+	       d == AK_SLAB_RSEQ_LIST;
+}
+
 static struct ak_kmem_cache *make(void **state, size_t size, size_t align,
 				  unsigned int flags)
 {
@@ -122,15 +141,30 @@ static struct ak_kmem_cache *make(void **state, size_t size, size_t align,
 		design(state));
 
 	assert_non_null(s);
+	if (cpu_partial_off)
+		assert_int_equal(ak_kmem_cache_set_cpu_partial(s, 0), 0);
 	return s;
 }
 
+/*
+ * Every object of every slab in exactly one place, none allocated; with
+ * the knob at 0 no slab on a CPU's partial list.
+ */
 static void destroy_clean(struct ak_kmem_cache *s)
 {
-	long live = ak_kmem_cache_audit(s);
+	struct ak_kmem_cache_places pl;
+	struct ak_kmem_cache_info info;
 
-	if (live)
-		fail_msg("audit: %ld objects unaccounted for", live);
+	ak_kmem_cache_info(s, &info);
+	if (ak_kmem_cache_audit_places(s, &pl))
+		fail_msg("audit: cache inconsistent (%s)", last_report);
+	if (pl.allocated)
+		fail_msg("audit: %zu objects unaccounted for", pl.allocated);
+	assert_int_equal(pl.slabs, info.nr_slabs);
+	assert_int_equal(pl.cpu + pl.cpu_partial + pl.node,
+			 pl.slabs * info.objects_per_slab);
+	if (!info.cpu_partial)
+		assert_int_equal(pl.cpu_partial_slabs, 0);
 	assert_int_equal(ak_kmem_cache_destroy(s), 0);
 }
 
@@ -501,7 +535,7 @@ static void *stress_thread(void *arg)
 }
 
 static void stress(void **state, unsigned int flags, bool mig,
-		   unsigned long iters)
+		   unsigned long iters, bool small)
 {
 	struct stress *st = calloc(1, sizeof(*st));
 	struct targ ta[NTHREADS];
@@ -519,7 +553,25 @@ static void stress(void **state, unsigned int flags, bool mig,
 		free(st);
 		ak_skip("migration storm needs 2 CPUs, %d allowed", 1);
 	}
-	st->s = make(state, STRESS_SIZE, 0, flags);
+	if (small) {
+		/*
+		 * Slabs of 16: slabs fill and empty all the time, so that
+		 * every path between a CPU's slab, its partial list and the
+		 * node's is taken, by threads that migrate meanwhile.
+		 */
+		struct ak_kmem_cache_args args = { .slab_size = small_slab(),
+						   .max_objects = 16 };
+
+		st->s = ak_kmem_cache_create_args("stress-small", STRESS_SIZE,
+						  0, flags, design(state),
+						  &args);
+		assert_non_null(st->s);
+		if (cpu_partial_off)
+			assert_int_equal(ak_kmem_cache_set_cpu_partial(st->s, 0),
+					 0);
+	} else {
+		st->s = make(state, STRESS_SIZE, 0, flags);
+	}
 	st->iters = ak_test_iters(iters);
 	st->migrate = mig;
 	pthread_barrier_init(&st->go, NULL, NTHREADS);
@@ -556,12 +608,19 @@ static void stress(void **state, unsigned int flags, bool mig,
 	}
 	pthread_barrier_destroy(&st->go);
 	ak_kmem_cache_describe(st->s, line, sizeof(line));
-	print_message("# %s: %llu remote frees, %llu fast retries, %llu slabs, %llu busy\n",
+	print_message("# %s: %llu remote frees, %llu fast retries, %llu slabs, %llu busy, cpu partial %llu put %llu taken %llu drained\n",
 		      line,
 		      (unsigned long long)stat_of(st->s, AK_SLAB_FREE_REMOTE),
 		      (unsigned long long)stat_of(st->s, AK_SLAB_FAST_RETRY),
 		      (unsigned long long)stat_of(st->s, AK_SLAB_ALLOC_NEW_SLAB),
-		      (unsigned long long)stat_of(st->s, AK_SLAB_PCPU_BUSY));
+		      (unsigned long long)stat_of(st->s, AK_SLAB_PCPU_BUSY),
+		      (unsigned long long)stat_of(st->s, AK_SLAB_CPU_PARTIAL_FREE),
+		      (unsigned long long)stat_of(st->s, AK_SLAB_CPU_PARTIAL_ALLOC),
+		      (unsigned long long)stat_of(st->s, AK_SLAB_CPU_PARTIAL_DRAIN));
+	/* the knob at 0 is the old path exactly: no slab on a CPU's list */
+	if (cpu_partial_off)
+		assert_int_equal(stat_of(st->s, AK_SLAB_CPU_PARTIAL_FREE) +
+				 stat_of(st->s, AK_SLAB_CPU_PARTIAL_NODE), 0);
 	if (st->dups || st->corrupt || st->nulls)
 		fail_msg("%lu objects handed out twice, %lu corrupted, %lu failed allocations",
 			 st->dups, st->corrupt, st->nulls);
@@ -574,17 +633,17 @@ static void stress(void **state, unsigned int flags, bool mig,
 
 static void test_stress(void **state)
 {
-	stress(state, 0, false, ITERS);
+	stress(state, 0, false, ITERS, false);
 }
 
 static void test_stress_migration(void **state)
 {
-	stress(state, 0, true, ITERS);
+	stress(state, 0, true, ITERS, true);
 }
 
 static void test_stress_debug(void **state)
 {
-	stress(state, AK_SLAB_DEBUG | AK_SLAB_STATS, true, DEBUG_ITERS);
+	stress(state, AK_SLAB_DEBUG | AK_SLAB_STATS, true, DEBUG_ITERS, false);
 }
 
 /* ---- debug mode catches misuse ---- */
@@ -1169,15 +1228,260 @@ static void test_stress_inline_handoff(void **state)
 	free(h);
 }
 
-/* ---- where a slot's objects come from (home-list designs) ---- */
+/* ---- per-CPU partial slabs (the freelist designs) ---- */
 
-/* The smallest slab a cache takes: 4 KiB, or the page if larger. */
-static unsigned int small_slab(void)
+/* The kernel's set_cpu_partial() by stride. */
+static void check_knob_default(enum ak_slab_fastpath d, size_t size,
+			       unsigned int want)
 {
-	long page = sysconf(_SC_PAGESIZE);
+	struct ak_kmem_cache *s = ak_kmem_cache_create("knob", size, 0, 0, d);
+	struct ak_kmem_cache_info i;
 
-	return page > 4096 ? (unsigned int)page : 4096;
+	assert_non_null(s);
+	ak_kmem_cache_info(s, &i);
+	assert_int_equal(i.cpu_partial, freelist_design(d) ? want : 0);
+	assert_int_equal(ak_kmem_cache_destroy(s), 0);
 }
+
+static void test_cpu_partial_knob(void **state)
+{
+	enum ak_slab_fastpath d = design(state);
+	struct ak_kmem_cache_args args = { .cpu_partial = 40 };
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	struct ak_kmem_cache_info i;
+	struct ak_kmem_cache *s;
+
+	check_knob_default(d, 64, 120);
+	check_knob_default(d, 256, 52);
+	check_knob_default(d, 1024, 24);
+	if (page <= AK_KMALLOC_MAX_SIZE)
+		check_knob_default(d, page, 6);
+	s = ak_kmem_cache_create_args("knob", 64, 0, 0, d, &args);
+	assert_non_null(s);
+	ak_kmem_cache_info(s, &i);
+	assert_int_equal(i.cpu_partial, freelist_design(d) ? 40 : 0);
+	/* 0 turns it off in every design; more only where there is one */
+	assert_int_equal(ak_kmem_cache_set_cpu_partial(s, 0), 0);
+	ak_kmem_cache_info(s, &i);
+	assert_int_equal(i.cpu_partial, 0);
+	errno = 0;
+	assert_int_equal(ak_kmem_cache_set_cpu_partial(s, 10),
+			 freelist_design(d) ? 0 : -1);
+	if (!freelist_design(d))
+		assert_int_equal(errno, EINVAL);
+	errno = 0;
+	assert_int_equal(ak_kmem_cache_set_cpu_partial(s, (1u << 24) + 1), -1);
+	assert_int_equal(errno, EINVAL);
+	assert_int_equal(ak_kmem_cache_destroy(s), 0);
+	args.cpu_partial = AK_SLAB_CPU_PARTIAL_NONE;
+	s = ak_kmem_cache_create_args("knob", 64, 0, 0, d, &args);
+	assert_non_null(s);
+	ak_kmem_cache_info(s, &i);
+	assert_int_equal(i.cpu_partial, 0);
+	assert_int_equal(ak_kmem_cache_destroy(s), 0);
+}
+
+#define CP_OBJS		8	/* objects per slab */
+#define CP_SLABS	5
+
+struct cp_remote {
+	struct ak_kmem_cache *s;
+	void *p;
+};
+
+static void *cp_remote_free(void *arg)
+{
+	struct cp_remote *r = arg;
+
+	ak_kmem_cache_free(r->s, r->p);
+	return NULL;
+}
+
+static void cp_places(struct ak_kmem_cache *s, size_t cpu_partial_slabs,
+		      size_t cpu_partial, size_t node_slabs, size_t allocated)
+{
+	struct ak_kmem_cache_places pl;
+
+	assert_int_equal(ak_kmem_cache_audit_places(s, &pl), 0);
+	assert_int_equal(pl.cpu_partial_slabs, cpu_partial_slabs);
+	assert_int_equal(pl.cpu_partial, cpu_partial);
+	assert_int_equal(pl.node_slabs, node_slabs);
+	assert_int_equal(pl.allocated, allocated);
+}
+
+/* Did the call add exactly want to counter i? */
+#define CP_DELTA(s, i, before, want) \
+	assert_int_equal(stat_of(s, i) - (before)[i], want)
+
+static void cp_snap(struct ak_kmem_cache *s, uint64_t st[AK_SLAB_NR_STATS])
+{
+	ak_kmem_cache_stats(s, st);
+}
+
+static bool same_set(void **a, void **b, size_t n)
+{
+	size_t i, j, hit;
+
+	for (i = 0; i < n; i++) {
+		for (j = 0, hit = 0; j < n; j++)
+			hit += a[i] == b[j];
+		if (hit != 1)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * On one slot, slabs of CP_OBJS objects and cpu_partial 2: a free that
+ * makes a full slab partial puts it on the CPU's list; the fourth such
+ * free finds the list's slabs with more than 2 free objects, and sends
+ * them to the node's list in one lock hold; the slow path takes the
+ * CPU's slab before the node's; bulk allocation too, and a trip to the
+ * node's list brings more for the CPU's list, until the objects taken
+ * exceed cpu_partial / 2; a free from another thread to a slab on a
+ * CPU's list goes to the slab, which stays there.
+ */
+static void test_cpu_partial(void **state)
+{
+	struct ak_kmem_cache_args args = { .slab_size = small_slab(),
+					   .max_objects = CP_OBJS };
+	uint64_t st[AK_SLAB_NR_STATS];
+	void *p[CP_SLABS * CP_OBJS], *freed[4], *got[4], *q;
+	struct ak_kmem_cache_info info;
+	struct cp_remote r;
+	struct ak_kmem_cache *s;
+	cpu_set_t old;
+	pthread_t t;
+	size_t i, live;
+
+	if (!freelist_design(design(state)))
+		ak_skip("per-CPU partial slabs are the freelist designs'");
+	if (cpu_partial_off)
+		ak_skip("the knob is set here");
+	s = ak_kmem_cache_create_args("cpu-partial", 64, 0, AK_SLAB_STATS,
+				      design(state), &args);
+	assert_non_null(s);
+	assert_int_equal(ak_kmem_cache_set_cpu_partial(s, 2), 0);
+	ak_kmem_cache_info(s, &info);
+	assert_int_equal(info.objects_per_slab, CP_OBJS);
+	assert_int_equal(info.cpu_partial, 2);
+	pin(&old);
+
+	/* slabs 0..4 full, slab 4 the slot's */
+	for (i = 0; i < AK_ARRAY_SIZE(p); i++) {
+		assert_non_null(p[i] = ak_kmem_cache_alloc(s, 0));
+		assert_true(((uintptr_t)p[i] ^ (uintptr_t)p[i - i % CP_OBJS]) <
+			    info.slab_size);
+	}
+	live = AK_ARRAY_SIZE(p);
+	cp_places(s, 0, 0, 0, live);
+
+	/* full -> partial: the CPU's list, no lock, no node list */
+	cp_snap(s, st);
+	ak_kmem_cache_free(s, p[0 * CP_OBJS]);
+	live--;
+	CP_DELTA(s, AK_SLAB_CPU_PARTIAL_FREE, st, 1);
+	CP_DELTA(s, AK_SLAB_ADD_PARTIAL, st, 0);
+	cp_places(s, 1, 1, 0, live);
+	ak_kmem_cache_free(s, p[1 * CP_OBJS]);
+	ak_kmem_cache_free(s, p[2 * CP_OBJS]);
+	live -= 2;
+	cp_places(s, 3, 3, 0, live);
+
+	/* the fourth: the three go to the node in one batch */
+	cp_snap(s, st);
+	ak_kmem_cache_free(s, p[3 * CP_OBJS]);
+	live--;
+	CP_DELTA(s, AK_SLAB_CPU_PARTIAL_FREE, st, 1);
+	CP_DELTA(s, AK_SLAB_CPU_PARTIAL_DRAIN, st, 1);
+	CP_DELTA(s, AK_SLAB_ADD_PARTIAL, st, 3);
+	cp_places(s, 1, 1, 3, live);
+
+	/* the slow path: the CPU's partial slab, not the node's */
+	cp_snap(s, st);
+	q = ak_kmem_cache_alloc(s, 0);
+	live++;
+	assert_ptr_equal(q, p[3 * CP_OBJS]);
+	CP_DELTA(s, AK_SLAB_CPU_PARTIAL_ALLOC, st, 1);
+	CP_DELTA(s, AK_SLAB_ALLOC_PARTIAL, st, 0);
+	cp_places(s, 0, 0, 3, live);
+
+	/* bulk: the CPU's partial slab first */
+	ak_kmem_cache_free(s, p[4 * CP_OBJS]);
+	live--;
+	cp_places(s, 1, 1, 3, live);
+	cp_snap(s, st);
+	assert_int_equal(ak_kmem_cache_alloc_bulk(s, 0, 1, got), 1);
+	live++;
+	assert_ptr_equal(got[0], p[4 * CP_OBJS]);
+	CP_DELTA(s, AK_SLAB_BULK_ALLOC_CPU_PARTIAL, st, 1);
+	CP_DELTA(s, AK_SLAB_BULK_ALLOC_PARTIAL, st, 0);
+	cp_places(s, 0, 0, 3, live);
+
+	/*
+	 * Then the node's: a slab, and one more for the CPU's list (1 free
+	 * object taken is not above 2 / 2, 2 are); the CPU's list; the
+	 * node's again.
+	 */
+	cp_snap(s, st);
+	assert_int_equal(ak_kmem_cache_alloc_bulk(s, 0, 3, got), 3);
+	live += 3;
+	for (i = 0; i < 3; i++)
+		freed[i] = p[i * CP_OBJS];
+	assert_true(same_set(got, freed, 3));
+	CP_DELTA(s, AK_SLAB_BULK_ALLOC_PARTIAL, st, 2);
+	CP_DELTA(s, AK_SLAB_BULK_ALLOC_CPU_PARTIAL, st, 1);
+	CP_DELTA(s, AK_SLAB_CPU_PARTIAL_NODE, st, 1);
+	CP_DELTA(s, AK_SLAB_ALLOC_PARTIAL, st, 2);
+	cp_places(s, 0, 0, 0, live);
+
+	/*
+	 * Another thread frees to a slab on this slot's list (in the
+	 * per-thread mode, surely another slot): onto the slab, which
+	 * stays where it is, with both objects.
+	 */
+	cp_snap(s, st);
+	ak_kmem_cache_free(s, p[1 * CP_OBJS + 1]);
+	r.s = s;
+	r.p = p[1 * CP_OBJS + 2];
+	assert_int_equal(pthread_create(&t, NULL, cp_remote_free, &r), 0);
+	pthread_join(t, NULL);
+	live -= 2;
+	CP_DELTA(s, AK_SLAB_CPU_PARTIAL_FREE, st, 1);
+	CP_DELTA(s, AK_SLAB_FREE_REMOTE, st, 2);
+	cp_places(s, 1, 2, 0, live);
+	got[0] = ak_kmem_cache_alloc(s, 0);
+	got[1] = ak_kmem_cache_alloc(s, 0);
+	live += 2;
+	freed[0] = p[1 * CP_OBJS + 1];
+	freed[1] = p[1 * CP_OBJS + 2];
+	/*
+	 * Both, from this slot's list; but a thread's mm_cid may change as
+	 * another comes and goes, and then the slab waits on the old one's.
+	 */
+	if (!same_set(got, freed, 2)) {
+		if (mode != AK_PERCPU_RSEQ_MM_CID)
+			fail_msg("the slot's partial slab was not taken");
+		print_message("# the thread's mm_cid changed\n");
+		for (i = 0; i < 2; i++)
+			if (got[i] != freed[0] && got[i] != freed[1])
+				ak_kmem_cache_free(s, got[i]);
+		/* still free: not freed again below */
+		for (i = 0; i < 2; i++)
+			if (got[0] != freed[i] && got[1] != freed[i])
+				p[1 * CP_OBJS + 1 + i] = NULL;
+	} else {
+		cp_places(s, 0, 0, 0, live);
+	}
+	sched_setaffinity(0, sizeof(old), &old);
+
+	/* everything back: the slot's list and the node's hold them all */
+	for (i = 0; i < AK_ARRAY_SIZE(p); i++)
+		ak_kmem_cache_free(s, p[i]);	/* NULL: ignored */
+	destroy_clean(s);
+}
+
+/* ---- where a slot's objects come from (home-list designs) ---- */
 
 #ifndef AK_SLAB_STRESS
 
@@ -1426,6 +1730,8 @@ static const struct test_def per_design[] = {
 	{ "stats", test_stats },
 	{ "inline", test_inline },
 	{ "owner_check", test_owner_check },
+	{ "cpu_partial_knob", test_cpu_partial_knob },
+	{ "cpu_partial", test_cpu_partial },
 	{ "stress_inline_handoff", test_stress_inline_handoff },
 	{ "stress", test_stress },
 	{ "stress_migration", test_stress_migration },
@@ -1438,12 +1744,13 @@ static const struct test_def per_design[] = {
 
 #define NTESTS	(3 + AK_ARRAY_SIZE(per_design) * AK_SLAB_NR_FASTPATHS)
 
-static struct CMUnitTest tests[NTESTS];
+static struct CMUnitTest all_tests[NTESTS], freelist_tests[NTESTS];
 static char names[NTESTS][64];
-static size_t ntests_built;
+static size_t ntests_built, nfreelist_tests;
 
 static void build_tests(void)
 {
+	struct CMUnitTest *tests = all_tests;
 	size_t i, d, k = 0;
 
 	tests[k].name = "bad_input";
@@ -1468,29 +1775,51 @@ static void build_tests(void)
 			tests[k].name = names[k];
 			tests[k].test_func = per_design[i].fn;
 			tests[k].initial_state = (void *)(intptr_t)d;
+			/* with the knob at 0: the designs it changes */
+			if (freelist_design((enum ak_slab_fastpath)d))
+				freelist_tests[nfreelist_tests++] = tests[k];
 		}
 	ntests_built = k;
 }
 
+struct run {
+	enum ak_percpu_mode mode;
+	bool cpu_partial_off;
+};
+
 static int set_mode(void *arg)
 {
-	enum ak_percpu_mode m = *(enum ak_percpu_mode *)arg;
+	const struct run *r = arg;
+	enum ak_percpu_mode m = r->mode;
 
 	if (ak_percpu_set_mode(m))
 		return -1;
 	mode = m;
+	cpu_partial_off = r->cpu_partial_off;
 	ak_slab_set_report(on_report, NULL);
 	return 0;
 }
 
-/* The suite in one mode, in a child; its TAP lines come through a pipe. */
+/*
+ * The suite in one mode, in a child; its TAP lines come through a pipe.
+ * Then the freelist designs' part again with cpu_partial at 0.
+ */
 static int run_mode(enum ak_percpu_mode m, unsigned int *ntests)
 {
+	struct run r = { m, false };
 	char group[64];
+	int failed;
 
 	snprintf(group, sizeof(group), "slab[%s]", ak_percpu_mode_name(m));
-	return ak_test_run_child(group, tests, ntests_built,
-				 ak_test_mode_skip(m), set_mode, &m, ntests);
+	failed = ak_test_run_child(group, all_tests, ntests_built,
+				   ak_test_mode_skip(m), set_mode, &r, ntests);
+	r.cpu_partial_off = true;
+	snprintf(group, sizeof(group), "slab[%s, cpu_partial 0]",
+		 ak_percpu_mode_name(m));
+	return failed + ak_test_run_child(group, freelist_tests,
+					  nfreelist_tests,
+					  ak_test_mode_skip(m), set_mode, &r,
+					  ntests);
 }
 
 int main(int argc, char **argv)

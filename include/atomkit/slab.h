@@ -83,7 +83,16 @@ struct ak_kmem_cache_args {
 	unsigned int sheaf_capacity;	/* sheaf: objects per sheaf */
 	unsigned int barn_max;		/* sheaf: full (and empty) sheaves per barn shard */
 	unsigned int locked_batch;	/* locked: refill batch */
+	/*
+	 * slub-tid, slub-local, rseq-list: the kernel's cpu_partial, the
+	 * free objects a CPU's partial slabs may hold (see
+	 * ak_kmem_cache_set_cpu_partial()); 0 the kernel's default for the
+	 * object size, AK_SLAB_CPU_PARTIAL_NONE no per-CPU partial slabs.
+	 */
+	unsigned int cpu_partial;
 };
+
+#define AK_SLAB_CPU_PARTIAL_NONE	(~0u)
 
 /*
  * A cache of size-byte objects aligned to align (0: 8; else a power of
@@ -134,6 +143,41 @@ int ak_kmem_cache_destroy(struct ak_kmem_cache *s);
  */
 long ak_kmem_cache_audit(struct ak_kmem_cache *s);
 
+/*
+ * The same walk, saying where each object is: every object of every slab
+ * is counted in exactly one of these.  0, or -1 after reporting an
+ * inconsistency (a slab on two lists, a partial slab on none, a count
+ * that disagrees).
+ */
+struct ak_kmem_cache_places {
+	size_t allocated;	/* neither free nor cached */
+	size_t cpu;		/* on the per-CPU level (lists, stores) and its slabs */
+	size_t cpu_partial;	/* on the slabs of the CPUs' partial lists */
+	size_t node;		/* on the slabs of the shared partial lists */
+	size_t slabs, cpu_slabs, cpu_partial_slabs, node_slabs;
+};
+
+int ak_kmem_cache_audit_places(struct ak_kmem_cache *s,
+			       struct ak_kmem_cache_places *out);
+
+/*
+ * The kernel's cpu_partial knob (its sysfs file), for slub-tid,
+ * slub-local and rseq-list: a free that makes a full slab partial puts it
+ * on the freeing CPU's partial list, without the shared list's lock; the
+ * alloc slow path and bulk allocation take those slabs before the shared
+ * list's.  A CPU's list holds slabs while the free objects they had when
+ * put there add up to no more than objects (the kernel's accounting from
+ * 3.x to 5.15, "pobjects"); the next put moves the list to the shared
+ * lists in one lock hold.  0 turns it off (slabs already on a CPU's list
+ * stay there until taken, or until ak_kmem_cache_shrink()).  The
+ * default, as the kernel's set_cpu_partial(): 120 objects below 256 bytes
+ * of stride, 52 below 1 KiB, 24 below a page, 6 from a page.  Returns 0,
+ * or -1 with errno EINVAL for another design (objects > 0) or objects
+ * above 1 << 24.
+ */
+int ak_kmem_cache_set_cpu_partial(struct ak_kmem_cache *s,
+				  unsigned int objects);
+
 /* ---- statistics and the mode report ---- */
 
 enum ak_slab_stat {
@@ -163,16 +207,21 @@ enum ak_slab_stat {
 	AK_SLAB_SHEAF_NEW,	/* sheaves allocated */
 	AK_SLAB_SHEAF_DROP,	/* sheaves flushed and released (barn full) */
 	AK_SLAB_BULK_ALLOC,	/* successful alloc_bulk calls (AK_SLAB_STATS only) */
-	AK_SLAB_BULK_ALLOC_OBJS,	/* the sum of the next three (AK_SLAB_STATS only) */
+	AK_SLAB_BULK_ALLOC_OBJS,	/* the sum of the next four (AK_SLAB_STATS only) */
 	AK_SLAB_BULK_ALLOC_CPU,	/* ... objects from the per-CPU level (AK_SLAB_STATS only) */
-	AK_SLAB_BULK_ALLOC_PARTIAL, /* ... from partial lists */
+	AK_SLAB_BULK_ALLOC_PARTIAL, /* ... from the shared partial lists */
 	AK_SLAB_BULK_ALLOC_NEW,	/* ... from new slabs */
+	AK_SLAB_BULK_ALLOC_CPU_PARTIAL,	/* ... from the CPU's partial slabs */
 	AK_SLAB_BULK_ALLOC_FAIL,
 	AK_SLAB_BULK_FREE,	/* free_bulk calls (AK_SLAB_STATS only) */
 	AK_SLAB_BULK_FREE_OBJS,	/* the sum of the next two (AK_SLAB_STATS only) */
 	AK_SLAB_BULK_FREE_CPU,	/* ... objects to the per-CPU level (AK_SLAB_STATS only) */
 	AK_SLAB_BULK_FREE_SLAB,	/* ... to their slabs */
 	AK_SLAB_OOM,		/* slab mappings refused */
+	AK_SLAB_CPU_PARTIAL_ALLOC,	/* slabs taken from the CPU's partial list */
+	AK_SLAB_CPU_PARTIAL_FREE,	/* slabs a free put on the CPU's partial list */
+	AK_SLAB_CPU_PARTIAL_NODE,	/* slabs moved from a node's list to the CPU's */
+	AK_SLAB_CPU_PARTIAL_DRAIN,	/* CPU partial lists moved to the nodes' */
 	AK_SLAB_DEBUG_DOUBLE_FREE,
 	AK_SLAB_DEBUG_BAD_FREE,	/* pointer not an object of the cache */
 	AK_SLAB_DEBUG_REDZONE,	/* red zone overwritten */
@@ -199,6 +248,7 @@ struct ak_kmem_cache_info {
 	size_t slab_size, objects_per_slab;
 	unsigned int nr_nodes;
 	unsigned long nr_slabs;		/* slabs mapped now */
+	unsigned int cpu_partial;	/* the knob (objects), 0 off */
 };
 
 void ak_kmem_cache_info(struct ak_kmem_cache *s,
