@@ -240,7 +240,7 @@ static void setup(void)
 		unsigned long n = strtoul(env, &end, 10);
 
 		if (*end || *env == '-' || n > (1ul << 24)) {
-			akm_say("atomkit-malloc: AK_SLAB_CPU_PARTIAL=%s: not a number of objects from 0 to 16777216",
+			akp_say("atomkit-malloc: AK_SLAB_CPU_PARTIAL=%s: not a number of objects from 0 to 16777216",
 				env);
 			refuse();
 		}
