@@ -34,7 +34,7 @@
  * to test, no registration to check), so that each set shows what the
  * API costs over its section (doc/benchmarks.md, "The API over its
  * sections").  read has no section: its row is the load of the copy the
- * rseq mode's cpu_id_start names.
+ * mode's id field names.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -239,8 +239,9 @@ static void **ap_init(struct ap_array **arrays)
 
 /*
  * The sections as the designs' rseq entry points run them: the thread's
- * rseq area and the mode's id field taken once, the base and stride read
- * from memory by the section; an abort is counted and the op run again.
+ * rseq area and the mode's id field taken once (kept in registers), the
+ * base and stride read from memory by the section; an abort is counted
+ * and the op run again.
  */
 struct sect {
 	struct ak_rseq_abi *rs;
@@ -266,22 +267,28 @@ static void sect_init(struct sect *x, void *pcp, enum ak_percpu_mode m)
 		__rc;							\
 	})
 
-/* This CPU's copy as the rseq mode names it: for read, which has none. */
-static inline uint64_t *sect_copy(const struct sect *x)
+/*
+ * This CPU's copy as the mode's id field names it now (a hint, as
+ * ak_this_cpu_ptr() is): for read, which has no section, and for the
+ * value a cmpxchg section then compares.
+ */
+static inline uint64_t *sect_copy(const struct sect *x,
+				  const uint32_t *idp)
 {
 	return (uint64_t *)((char *)x->base + (size_t)__atomic_load_n(
-		&x->rs->cpu_id_start, __ATOMIC_RELAXED) * x->stride);
+		idp, __ATOMIC_RELAXED) * x->stride);
 }
 
 /* this_cpu_xchg's work: the value read, swapped for nv by cmpxchg. */
-static inline uint64_t sect_xchg(struct sect *x, uint64_t nv)
+static inline uint64_t sect_xchg(struct sect *x, struct ak_rseq_abi *rs,
+				 const uint32_t *idp, uint64_t nv)
 {
 	uint64_t o, seen;
 
 	do
-		o = *(volatile uint64_t *)sect_copy(x);
-	while (SECT(ak_rseq_cmpxchg64(x->rs, x->idp, &x->base, &x->stride,
-				      o, nv, &seen)));
+		o = *(volatile uint64_t *)sect_copy(x, idp);
+	while (SECT(ak_rseq_cmpxchg64(rs, idp, &x->base, &x->stride, o, nv,
+				      &seen)));
 	return o;
 }
 
@@ -291,6 +298,8 @@ static void run_word_sections(struct akb_state *s, enum op op,
 {
 	uint64_t n, i, v = 0, o;
 	ak_u128 *q, w, seen;
+	const uint32_t *idp;
+	struct ak_rseq_abi *rs;
 	struct sect x;
 	uint64_t *p;
 
@@ -301,8 +310,10 @@ static void run_word_sections(struct akb_state *s, enum op op,
 			return;
 		}
 		sect_init(&x, q, m);
-		LOOP(w = *(volatile ak_u128 *)(void *)sect_copy(&x);
-		     SECT(ak_rseq_cmpxchg128(x.rs, x.idp, &x.base, &x.stride,
+		rs = x.rs;
+		idp = x.idp;
+		LOOP(w = *(volatile ak_u128 *)(void *)sect_copy(&x, idp);
+		     SECT(ak_rseq_cmpxchg128(rs, idp, &x.base, &x.stride,
 					     w, w + 1, &seen)));
 		ak_percpu_free(q);
 		return;
@@ -313,29 +324,31 @@ static void run_word_sections(struct akb_state *s, enum op op,
 		return;
 	}
 	sect_init(&x, p, m);
+	rs = x.rs;
+	idp = x.idp;
 	switch (op) {
 	case OP_READ_RAW:
-		LOOP(v += *(volatile uint64_t *)sect_copy(&x); akb_keep(v));
+		LOOP(v += *(volatile uint64_t *)sect_copy(&x, idp); akb_keep(v));
 		break;
 	case OP_ADD_RAW:
-		LOOP(SECT(ak_rseq_add64(x.rs, x.idp, &x.base, &x.stride, 1,
+		LOOP(SECT(ak_rseq_add64(rs, idp, &x.base, &x.stride, 1,
 					&o)));
 		break;
 	case OP_ADD_RETURN_RAW:
-		LOOP(SECT(ak_rseq_add64(x.rs, x.idp, &x.base, &x.stride,
+		LOOP(SECT(ak_rseq_add64(rs, idp, &x.base, &x.stride,
 					(v & 1) + 1, &o));
 		     v = o + (v & 1) + 1);
 		break;
 	case OP_WRITE_RAW:
-		LOOP(sect_xchg(&x, i));
+		LOOP(sect_xchg(&x, rs, idp, i));
 		break;
 	case OP_XCHG_RAW:
-		LOOP(v = sect_xchg(&x, v + 1));
+		LOOP(v = sect_xchg(&x, rs, idp, v + 1));
 		break;
 	case OP_CMPXCHG_RAW:
 	case OP_TRY_CMPXCHG_RAW:
-		LOOP(v = *(volatile uint64_t *)sect_copy(&x);
-		     SECT(ak_rseq_cmpxchg64(x.rs, x.idp, &x.base, &x.stride, v,
+		LOOP(v = *(volatile uint64_t *)sect_copy(&x, idp);
+		     SECT(ak_rseq_cmpxchg64(rs, idp, &x.base, &x.stride, v,
 					    v + 1, &o));
 		     v = o);
 		break;
@@ -353,6 +366,8 @@ static void run_sections(struct akb_state *s, enum op op,
 	struct ap_array *arrays;
 	static void *node[2];	/* readable while on a list */
 	static int obj;
+	const uint32_t *idp;
+	struct ak_rseq_abi *rs;
 	struct sect x;
 	uint64_t n, i;
 	void **pp, *o;
@@ -364,9 +379,11 @@ static void run_sections(struct akb_state *s, enum op op,
 			break;
 		ak_this_cpu_list_push(l, &node[0]);
 		sect_init(&x, l, m);
-		LOOP(if (!SECT(ak_rseq_list_pop(x.rs, x.idp, &x.base,
+		rs = x.rs;
+		idp = x.idp;
+		LOOP(if (!SECT(ak_rseq_list_pop(rs, idp, &x.base,
 						&x.stride, &o)))
-			SECT(ak_rseq_list_push(x.rs, x.idp, &x.base,
+			SECT(ak_rseq_list_push(rs, idp, &x.base,
 					       &x.stride, o)));
 		ak_percpu_free(l);
 		return;
@@ -376,9 +393,11 @@ static void run_sections(struct akb_state *s, enum op op,
 			break;
 		ak_this_cpu_array_push(a, AP_LIMIT, &obj);
 		sect_init(&x, a, m);
-		LOOP(if (!SECT(ak_rseq_array_pop(x.rs, x.idp, &x.base,
+		rs = x.rs;
+		idp = x.idp;
+		LOOP(if (!SECT(ak_rseq_array_pop(rs, idp, &x.base,
 						 &x.stride, &o)))
-			SECT(ak_rseq_array_push(x.rs, x.idp, &x.base,
+			SECT(ak_rseq_array_push(rs, idp, &x.base,
 						&x.stride, AP_LIMIT, o)));
 		ak_percpu_free(a);
 		return;
@@ -387,9 +406,11 @@ static void run_sections(struct akb_state *s, enum op op,
 		if (!pp)
 			break;
 		sect_init(&x, pp, m);
-		LOOP(if (!SECT(ak_rseq_array_ptr_pop(x.rs, x.idp, &x.base,
+		rs = x.rs;
+		idp = x.idp;
+		LOOP(if (!SECT(ak_rseq_array_ptr_pop(rs, idp, &x.base,
 						     &x.stride, &o)))
-			SECT(ak_rseq_array_ptr_push(x.rs, x.idp, &x.base,
+			SECT(ak_rseq_array_ptr_push(rs, idp, &x.base,
 						    &x.stride, AP_LIMIT, o)));
 		ak_percpu_free(pp);
 		free(arrays);
@@ -399,9 +420,11 @@ static void run_sections(struct akb_state *s, enum op op,
 		if (!a)
 			break;
 		sect_init(&x, a, m);
-		LOOP(if (!SECT(ak_rseq_array_push(x.rs, x.idp, &x.base,
+		rs = x.rs;
+		idp = x.idp;
+		LOOP(if (!SECT(ak_rseq_array_push(rs, idp, &x.base,
 						  &x.stride, AP_LIMIT, &obj)))
-			SECT(ak_rseq_array_pop(x.rs, x.idp, &x.base,
+			SECT(ak_rseq_array_pop(rs, idp, &x.base,
 					       &x.stride, &o)));
 		ak_percpu_free(a);
 		return;

@@ -257,8 +257,28 @@ static inline unsigned int __ak_this_slot(enum ak_percpu_mode m)
 	}
 }
 
+/*
+ * The slot, for ak_this_cpu_ptr(): in an rseq mode, on one test of the
+ * word the ops test first, the id field's load (cpu_id_start in the rseq
+ * mode: the cpu_id's twin that is never -1).
+ */
+static inline unsigned int __ak_this_slot_op(void)
+{
+	unsigned int off = __ak_percpu_id_off_peek();
+
+	if (ak_likely(off)) {
+		const char *rs = (const char *)ak_rseq_thread();
+
+		if (off == offsetof(struct ak_rseq_abi, cpu_id))
+			off = offsetof(struct ak_rseq_abi, cpu_id_start);
+		return __atomic_load_n((const uint32_t *)(const void *)
+				       (rs + off), __ATOMIC_RELAXED);
+	}
+	return __ak_this_slot(__ak_percpu_mode_op());
+}
+
 #define ak_this_cpu_ptr(pcp)						\
-	ak_per_cpu_ptr(pcp, __ak_this_slot(__ak_percpu_mode_op()))
+	ak_per_cpu_ptr(pcp, __ak_this_slot_op())
 #if AK_HAVE_ARCH_RSEQ
 # define __AK_RSEQ_MODE(m)	((m) <= AK_PERCPU_RSEQ_MM_CID)
 #else
@@ -367,18 +387,43 @@ struct __ak_rseq_ctx {
 	const uint32_t *idp;
 };
 
-static inline struct __ak_rseq_ctx __ak_rseq_ctx(unsigned int off)
+static inline struct __ak_rseq_ctx __ak_rseq_ctx(struct ak_rseq_abi *rs,
+					       unsigned int off)
 {
 	struct __ak_rseq_ctx x;
 
-	x.rs = ak_rseq_thread();
+	x.rs = ak_likely(rs) ? rs : ak_rseq_thread();
 	x.idp = (const uint32_t *)(const void *)((const char *)x.rs + off);
 	return x;
+}
+
+/*
+ * The calling thread's rseq area as the ops read it first, with the
+ * mode's word: a load the compiler may keep out of a loop (it changes
+ * only at the thread's first op and at its exit), made on every path so
+ * that it may; NULL before the first op, which then registers the thread
+ * (ak_rseq_thread(): a plain load, so that a loop whose first load
+ * came before that pays a test, not a call, on each op).
+ */
+static inline struct ak_rseq_abi *__ak_rseq_area_peek(void)
+{
+#if AK_HAVE_ARCH_RSEQ
+	return (struct ak_rseq_abi *)(uintptr_t)
+		__ak_load_stable64(&__ak_rseq_area);
+#else
+	return NULL;
+#endif
 }
 
 static inline unsigned int __ak_rseq_id_off(enum ak_percpu_mode m)
 {
 	return __AK_RSEQ_ID_OFF(m);
+}
+
+/* The same for an op that found the mode's word 0: the slow way. */
+static inline struct __ak_rseq_ctx __ak_rseq_ctx_mode(enum ak_percpu_mode m)
+{
+	return __ak_rseq_ctx(ak_rseq_thread(), __ak_rseq_id_off(m));
 }
 
 /* ---- word-size ops: add_return and cmpxchg; the rest derive ---- */
@@ -392,13 +437,13 @@ __ak_inline uint##bits##_t						\
 __ak_this_cpu_add_return_elem##bits(uint##bits##_t *pcp, size_t i,	\
 				    uint##bits##_t v)			\
 {									\
-	unsigned int off = __ak_percpu_id_off_peek();		\
+	unsigned int off = __ak_percpu_id_off_peek();			\
+	struct ak_rseq_abi *rsp = __ak_rseq_area_peek();		\
 	enum ak_percpu_mode m;						\
 	uint##bits##_t *p, old;						\
 									\
-__ak_again:								\
-	if (ak_likely(off)) {					\
-		struct __ak_rseq_ctx x = __ak_rseq_ctx(off);		\
+	if (ak_likely(off)) {						\
+		struct __ak_rseq_ctx x = __ak_rseq_ctx(rsp, off);	\
 		void *base = &pcp[i];					\
 		void *const *bp = i ? &base : __ak_percpu_basep(pcp);	\
 									\
@@ -407,10 +452,15 @@ __ak_again:								\
 			ak_rseq_count_abort();				\
 		return old + v;						\
 	}								\
-	m = __ak_percpu_mode_op();						\
+	m = __ak_percpu_mode_op();					\
 	if (__AK_RSEQ_MODE(m)) {					\
-		off = __ak_rseq_id_off(m);				\
-		goto __ak_again;					\
+		struct __ak_rseq_ctx x = __ak_rseq_ctx_mode(m);		\
+		void *base = &pcp[i];					\
+		void *const *bp = i ? &base : __ak_percpu_basep(pcp);	\
+		while (ak_unlikely(ak_rseq_add##bits(x.rs, x.idp, bp,	\
+				__ak_percpu_stridep(pcp), v, &old) < 0)) \
+			ak_rseq_count_abort();				\
+		return old + v;						\
 	}								\
 	p = &ak_per_cpu_ptr(pcp, __ak_this_slot(m))[i];			\
 	if (m == AK_PERCPU_ATOMIC)					\
@@ -429,23 +479,26 @@ __ak_inline uint##bits##_t						\
 __ak_this_cpu_cmpxchg##bits(uint##bits##_t *pcp, uint##bits##_t o,	\
 			    uint##bits##_t n)				\
 {									\
-	unsigned int off = __ak_percpu_id_off_peek();		\
+	unsigned int off = __ak_percpu_id_off_peek();			\
+	struct ak_rseq_abi *rsp = __ak_rseq_area_peek();		\
 	enum ak_percpu_mode m;						\
 	uint##bits##_t *p, seen;					\
 									\
-__ak_again:								\
-	if (ak_likely(off)) {					\
-		struct __ak_rseq_ctx x = __ak_rseq_ctx(off);		\
+	if (ak_likely(off)) {						\
+		struct __ak_rseq_ctx x = __ak_rseq_ctx(rsp, off);	\
 									\
 		while (ak_unlikely(ak_rseq_cmpxchg##bits(x.rs, x.idp,	\
 				__AK_PCP(pcp), o, n, &seen) < 0))	\
 			ak_rseq_count_abort();				\
 		return seen;						\
 	}								\
-	m = __ak_percpu_mode_op();						\
+	m = __ak_percpu_mode_op();					\
 	if (__AK_RSEQ_MODE(m)) {					\
-		off = __ak_rseq_id_off(m);				\
-		goto __ak_again;					\
+		struct __ak_rseq_ctx x = __ak_rseq_ctx_mode(m);		\
+		while (ak_unlikely(ak_rseq_cmpxchg##bits(x.rs, x.idp,	\
+				__AK_PCP(pcp), o, n, &seen) < 0))	\
+			ak_rseq_count_abort();				\
+		return seen;						\
 	}								\
 	p = ak_per_cpu_ptr(pcp, __ak_this_slot(m));			\
 	if (m == AK_PERCPU_ATOMIC)					\
@@ -503,12 +556,12 @@ __ak_inline ak_u128 ak_this_cpu_cmpxchg128(ak_u128 *pcp, ak_u128 o,
 					   ak_u128 n)
 {
 	unsigned int off = __ak_percpu_id_off_peek();
+	struct ak_rseq_abi *rsp = __ak_rseq_area_peek();
 	enum ak_percpu_mode m;
 	ak_u128 *p, seen;
 
-__ak_again:
 	if (ak_likely(off)) {
-		struct __ak_rseq_ctx x = __ak_rseq_ctx(off);
+		struct __ak_rseq_ctx x = __ak_rseq_ctx(rsp, off);
 
 		while (ak_unlikely(ak_rseq_cmpxchg128(x.rs, x.idp,
 					__AK_PCP(pcp), o, n, &seen) < 0))
@@ -517,8 +570,11 @@ __ak_again:
 	}
 	m = __ak_percpu_mode_op();
 	if (__AK_RSEQ_MODE(m)) {
-		off = __ak_rseq_id_off(m);
-		goto __ak_again;
+		struct __ak_rseq_ctx x = __ak_rseq_ctx_mode(m);
+		while (ak_unlikely(ak_rseq_cmpxchg128(x.rs, x.idp,
+					__AK_PCP(pcp), o, n, &seen) < 0))
+			ak_rseq_count_abort();
+		return seen;
 	}
 	p = ak_per_cpu_ptr(pcp, __ak_this_slot(m));
 	if (m == AK_PERCPU_ATOMIC)
@@ -571,13 +627,13 @@ static inline ak_u128 __ak_list_cmpxchg(enum ak_percpu_mode m,
 __ak_inline void *ak_this_cpu_list_pop(struct ak_percpu_list *pcp)
 {
 	unsigned int off = __ak_percpu_id_off_peek();
+	struct ak_rseq_abi *rsp = __ak_rseq_area_peek();
 	enum ak_percpu_mode m;
 	struct ak_percpu_list *l;
 	void *node;
 
-__ak_again:
 	if (ak_likely(off)) {
-		struct __ak_rseq_ctx x = __ak_rseq_ctx(off);
+		struct __ak_rseq_ctx x = __ak_rseq_ctx(rsp, off);
 		int rc;
 
 		while (ak_unlikely((rc = ak_rseq_list_pop(x.rs, x.idp,
@@ -587,8 +643,12 @@ __ak_again:
 	}
 	m = __ak_percpu_mode_op();
 	if (__AK_RSEQ_MODE(m)) {
-		off = __ak_rseq_id_off(m);
-		goto __ak_again;
+		struct __ak_rseq_ctx x = __ak_rseq_ctx_mode(m);
+		int rc;
+		while (ak_unlikely((rc = ak_rseq_list_pop(x.rs, x.idp,
+					__AK_PCP(pcp), &node)) < 0))
+			ak_rseq_count_abort();
+		return rc ? NULL : node;
 	}
 	l = ak_per_cpu_ptr(pcp, __ak_this_slot(m));
 	for (;;) {
@@ -609,12 +669,12 @@ __ak_inline void ak_this_cpu_list_push(struct ak_percpu_list *pcp,
 				       void *node)
 {
 	unsigned int off = __ak_percpu_id_off_peek();
+	struct ak_rseq_abi *rsp = __ak_rseq_area_peek();
 	enum ak_percpu_mode m;
 	struct ak_percpu_list *l;
 
-__ak_again:
 	if (ak_likely(off)) {
-		struct __ak_rseq_ctx x = __ak_rseq_ctx(off);
+		struct __ak_rseq_ctx x = __ak_rseq_ctx(rsp, off);
 
 		while (ak_unlikely(ak_rseq_list_push(x.rs, x.idp,
 					__AK_PCP(pcp), node) < 0))
@@ -623,8 +683,11 @@ __ak_again:
 	}
 	m = __ak_percpu_mode_op();
 	if (__AK_RSEQ_MODE(m)) {
-		off = __ak_rseq_id_off(m);
-		goto __ak_again;
+		struct __ak_rseq_ctx x = __ak_rseq_ctx_mode(m);
+		while (ak_unlikely(ak_rseq_list_push(x.rs, x.idp,
+					__AK_PCP(pcp), node) < 0))
+			ak_rseq_count_abort();
+		return;
 	}
 	l = ak_per_cpu_ptr(pcp, __ak_this_slot(m));
 	for (;;) {
@@ -679,13 +742,13 @@ __ak_inline int ak_this_cpu_array_push(struct ak_percpu_array *pcp,
 				       unsigned long limit, void *obj)
 {
 	unsigned int off = __ak_percpu_id_off_peek();
+	struct ak_rseq_abi *rsp = __ak_rseq_area_peek();
 	enum ak_percpu_mode m;
 	struct ak_percpu_array *a;
 	int rc = 1;
 
-__ak_again:
 	if (ak_likely(off)) {
-		struct __ak_rseq_ctx x = __ak_rseq_ctx(off);
+		struct __ak_rseq_ctx x = __ak_rseq_ctx(rsp, off);
 
 		while (ak_unlikely((rc = ak_rseq_array_push(x.rs, x.idp,
 					__AK_PCP(pcp), limit, obj)) < 0))
@@ -694,8 +757,11 @@ __ak_again:
 	}
 	m = __ak_percpu_mode_op();
 	if (__AK_RSEQ_MODE(m)) {
-		off = __ak_rseq_id_off(m);
-		goto __ak_again;
+		struct __ak_rseq_ctx x = __ak_rseq_ctx_mode(m);
+		while (ak_unlikely((rc = ak_rseq_array_push(x.rs, x.idp,
+					__AK_PCP(pcp), limit, obj)) < 0))
+			ak_rseq_count_abort();
+		return rc;
 	}
 	a = ak_per_cpu_ptr(pcp, __ak_this_slot(m));
 	if (!__ak_array_trylock(m, a))
@@ -713,13 +779,13 @@ __ak_again:
 __ak_inline void *ak_this_cpu_array_pop(struct ak_percpu_array *pcp)
 {
 	unsigned int off = __ak_percpu_id_off_peek();
+	struct ak_rseq_abi *rsp = __ak_rseq_area_peek();
 	enum ak_percpu_mode m;
 	struct ak_percpu_array *a;
 	void *obj = NULL;
 
-__ak_again:
 	if (ak_likely(off)) {
-		struct __ak_rseq_ctx x = __ak_rseq_ctx(off);
+		struct __ak_rseq_ctx x = __ak_rseq_ctx(rsp, off);
 		int rc;
 
 		while (ak_unlikely((rc = ak_rseq_array_pop(x.rs, x.idp,
@@ -729,8 +795,12 @@ __ak_again:
 	}
 	m = __ak_percpu_mode_op();
 	if (__AK_RSEQ_MODE(m)) {
-		off = __ak_rseq_id_off(m);
-		goto __ak_again;
+		struct __ak_rseq_ctx x = __ak_rseq_ctx_mode(m);
+		int rc;
+		while (ak_unlikely((rc = ak_rseq_array_pop(x.rs, x.idp,
+					__AK_PCP(pcp), &obj)) < 0))
+			ak_rseq_count_abort();
+		return rc ? NULL : obj;
 	}
 	a = ak_per_cpu_ptr(pcp, __ak_this_slot(m));
 	if (!__ak_array_trylock(m, a))
@@ -767,6 +837,7 @@ __ak_inline void ak_this_cpu_add_elem64(uint64_t *pcp, size_t i,
 __ak_inline void *ak_this_cpu_array_ptr_pop(void *const *pcp)
 {
 	unsigned int off = __ak_percpu_id_off_peek();
+	struct ak_rseq_abi *rsp = __ak_rseq_area_peek();
 	enum ak_percpu_mode m;
 	void *obj;
 	struct __ak_rseq_ctx x;
@@ -778,7 +849,7 @@ __ak_inline void *ak_this_cpu_array_ptr_pop(void *const *pcp)
 			return NULL;
 		off = __ak_rseq_id_off(m);
 	}
-	x = __ak_rseq_ctx(off);
+	x = __ak_rseq_ctx(rsp, off);
 	while (ak_unlikely((rc = ak_rseq_array_ptr_pop(x.rs, x.idp,
 				__AK_PCP(pcp), &obj)) < 0))
 		ak_rseq_count_abort();
@@ -790,6 +861,7 @@ __ak_inline int ak_this_cpu_array_ptr_push(void *const *pcp,
 					   unsigned long limit, void *obj)
 {
 	unsigned int off = __ak_percpu_id_off_peek();
+	struct ak_rseq_abi *rsp = __ak_rseq_area_peek();
 	enum ak_percpu_mode m;
 	struct __ak_rseq_ctx x;
 	int rc;
@@ -800,7 +872,7 @@ __ak_inline int ak_this_cpu_array_ptr_push(void *const *pcp,
 			return 1;
 		off = __ak_rseq_id_off(m);
 	}
-	x = __ak_rseq_ctx(off);
+	x = __ak_rseq_ctx(rsp, off);
 	while (ak_unlikely((rc = ak_rseq_array_ptr_push(x.rs, x.idp,
 				__AK_PCP(pcp), limit, obj)) < 0))
 		ak_rseq_count_abort();
@@ -818,6 +890,7 @@ __ak_inline unsigned long ak_this_cpu_array_ptr_pop_n(void *const *pcp,
 						      unsigned long n)
 {
 	unsigned int off = __ak_percpu_id_off_peek();
+	struct ak_rseq_abi *rsp = __ak_rseq_area_peek();
 	enum ak_percpu_mode m;
 	struct __ak_rseq_ctx x;
 	unsigned long k;
@@ -829,7 +902,7 @@ __ak_inline unsigned long ak_this_cpu_array_ptr_pop_n(void *const *pcp,
 			return 0;
 		off = __ak_rseq_id_off(m);
 	}
-	x = __ak_rseq_ctx(off);
+	x = __ak_rseq_ctx(rsp, off);
 	for (;;) {
 		k = n;
 		rc = ak_rseq_array_ptr_pop_n(x.rs, x.idp, __AK_PCP(pcp),
@@ -846,6 +919,7 @@ __ak_inline unsigned long ak_this_cpu_array_ptr_push_n(void *const *pcp,
 						       unsigned long n)
 {
 	unsigned int off = __ak_percpu_id_off_peek();
+	struct ak_rseq_abi *rsp = __ak_rseq_area_peek();
 	enum ak_percpu_mode m;
 	struct __ak_rseq_ctx x;
 	unsigned long k;
@@ -857,7 +931,7 @@ __ak_inline unsigned long ak_this_cpu_array_ptr_push_n(void *const *pcp,
 			return 0;
 		off = __ak_rseq_id_off(m);
 	}
-	x = __ak_rseq_ctx(off);
+	x = __ak_rseq_ctx(rsp, off);
 	for (;;) {
 		k = n;
 		rc = ak_rseq_array_ptr_push_n(x.rs, x.idp, __AK_PCP(pcp),
