@@ -371,17 +371,14 @@ static inline void *const *__ak_percpu_basep(const void *pcp)
 	return &((const struct __ak_percpu_hdr *)pcp - 1)->copy0;
 }
 
-/*
- * What an op of an rseq mode needs besides the variable: the thread's
- * rseq area and the id field the mode reads.  Where glibc registered the
- * area, both come from values that stay the same for the thread's life
- * (the thread pointer, glibc's offset, the mode), computed on every path
- * so that the compiler keeps them out of a loop of ops; only a thread
- * that registered its own area reads it from TLS, each op.
- */
-/* A per-CPU variable as the sections take it: base and stride */
+/* A per-CPU variable as the sections take it: base and stride. */
 #define __AK_PCP(pcp)	__ak_percpu_basep(pcp), __ak_percpu_stridep(pcp)
 
+/*
+ * What an op of an rseq mode needs besides the variable: the thread's
+ * rseq area (rs: as __ak_rseq_area_peek() read it, NULL before the
+ * thread's first op) and the id field at off in it.
+ */
 struct __ak_rseq_ctx {
 	struct ak_rseq_abi *rs;
 	const uint32_t *idp;
@@ -457,6 +454,7 @@ __ak_this_cpu_add_return_elem##bits(uint##bits##_t *pcp, size_t i,	\
 		struct __ak_rseq_ctx x = __ak_rseq_ctx_mode(m);		\
 		void *base = &pcp[i];					\
 		void *const *bp = i ? &base : __ak_percpu_basep(pcp);	\
+									\
 		while (ak_unlikely(ak_rseq_add##bits(x.rs, x.idp, bp,	\
 				__ak_percpu_stridep(pcp), v, &old) < 0)) \
 			ak_rseq_count_abort();				\
@@ -495,6 +493,7 @@ __ak_this_cpu_cmpxchg##bits(uint##bits##_t *pcp, uint##bits##_t o,	\
 	m = __ak_percpu_mode_op();					\
 	if (__AK_RSEQ_MODE(m)) {					\
 		struct __ak_rseq_ctx x = __ak_rseq_ctx_mode(m);		\
+									\
 		while (ak_unlikely(ak_rseq_cmpxchg##bits(x.rs, x.idp,	\
 				__AK_PCP(pcp), o, n, &seen) < 0))	\
 			ak_rseq_count_abort();				\
@@ -571,6 +570,7 @@ __ak_inline ak_u128 ak_this_cpu_cmpxchg128(ak_u128 *pcp, ak_u128 o,
 	m = __ak_percpu_mode_op();
 	if (__AK_RSEQ_MODE(m)) {
 		struct __ak_rseq_ctx x = __ak_rseq_ctx_mode(m);
+
 		while (ak_unlikely(ak_rseq_cmpxchg128(x.rs, x.idp,
 					__AK_PCP(pcp), o, n, &seen) < 0))
 			ak_rseq_count_abort();
@@ -645,6 +645,7 @@ __ak_inline void *ak_this_cpu_list_pop(struct ak_percpu_list *pcp)
 	if (__AK_RSEQ_MODE(m)) {
 		struct __ak_rseq_ctx x = __ak_rseq_ctx_mode(m);
 		int rc;
+
 		while (ak_unlikely((rc = ak_rseq_list_pop(x.rs, x.idp,
 					__AK_PCP(pcp), &node)) < 0))
 			ak_rseq_count_abort();
@@ -684,6 +685,7 @@ __ak_inline void ak_this_cpu_list_push(struct ak_percpu_list *pcp,
 	m = __ak_percpu_mode_op();
 	if (__AK_RSEQ_MODE(m)) {
 		struct __ak_rseq_ctx x = __ak_rseq_ctx_mode(m);
+
 		while (ak_unlikely(ak_rseq_list_push(x.rs, x.idp,
 					__AK_PCP(pcp), node) < 0))
 			ak_rseq_count_abort();
@@ -758,6 +760,7 @@ __ak_inline int ak_this_cpu_array_push(struct ak_percpu_array *pcp,
 	m = __ak_percpu_mode_op();
 	if (__AK_RSEQ_MODE(m)) {
 		struct __ak_rseq_ctx x = __ak_rseq_ctx_mode(m);
+
 		while (ak_unlikely((rc = ak_rseq_array_push(x.rs, x.idp,
 					__AK_PCP(pcp), limit, obj)) < 0))
 			ak_rseq_count_abort();
@@ -797,6 +800,7 @@ __ak_inline void *ak_this_cpu_array_pop(struct ak_percpu_array *pcp)
 	if (__AK_RSEQ_MODE(m)) {
 		struct __ak_rseq_ctx x = __ak_rseq_ctx_mode(m);
 		int rc;
+
 		while (ak_unlikely((rc = ak_rseq_array_pop(x.rs, x.idp,
 					__AK_PCP(pcp), &obj)) < 0))
 			ak_rseq_count_abort();
