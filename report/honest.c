@@ -364,6 +364,19 @@ static bool fastpath_of(const struct rp_set *s, const char *design,
 	return true;
 }
 
+/*
+ * What the set says of a pair below the primitive it runs: the two are
+ * separate benchmarks, each a median of its own runs, and whether their
+ * spreads overlap.
+ */
+static const char *below_floor(const struct rp_fig *pair,
+			       const struct rp_fig *prim)
+{
+	if (!isnan(pair->max) && !isnan(prim->min) && pair->max >= prim->min)
+		return "below its primitive, within their spreads: the pair and the primitive are separate benchmarks, each the median of its own runs";
+	return "below its primitive by more than either's spread: the pair and the primitive are separate benchmarks, and the set holds nothing that says why";
+}
+
 void rp_slab_decomp(const struct rp_set *s)
 {
 	struct rp_strs impls = { 0 };
@@ -412,7 +425,11 @@ void rp_slab_decomp(const struct rp_set *s)
 			continue;
 		}
 		rp_cell(&t, "%s", rp_num(fb.v - fp.v));
-		rp_cell(&t, "%s", rp_num(fb.v / fp.v));
+		if (fb.v >= fp.v)
+			rp_cell(&t, "%s", rp_num(fb.v / fp.v));
+		else
+			rp_cell(&t, "%s (%d)", rp_num(fb.v / fp.v),
+				rp_tab_note(&t, below_floor(&fb, &fp)));
 	}
 	rp_tab_print(&t);
 	rp_strs_free(&impls);
