@@ -867,9 +867,9 @@ static void test_abort_counts(void **state)
 		ak_skip("abort counts: rseq modes only");
 	counter = ak_percpu_alloc(sizeof(*counter), 8);
 	assert_non_null(counter);
+	extra_ops = 0;		/* both passes' */
 	for (pass = 0; pass < 2; pass++) {
 		by_api = pass;
-		extra_ops = 0;
 		handler_op = nop_op;
 		before = ak_rseq_aborts();
 		run_threads(SIGNALS, abort_body, iters);
