@@ -259,6 +259,9 @@ static int fix_mode(enum ak_percpu_mode fixed)
 	if (__atomic_load_n(&__ak_percpu_mode, __ATOMIC_ACQUIRE) ==
 	    (int)fixed)
 		return 0;
+	/* a library built fixed refuses another mode in the environment */
+	if (lib_fixed >= 0)
+		__ak_percpu_mode_init();
 	if (!ak_percpu_mode_available(fixed, NULL)) {
 		errno = ENOTSUP;
 		return -1;
