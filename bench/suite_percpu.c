@@ -26,6 +26,15 @@
  *                                   design's own entry points call them
  *                                   (no mode switch, no registration
  *                                   check): rseq-list, array, sheaf
+ *
+ * And beside every this_cpu op, <op>_section: the same work done by the
+ * op's rseq section(s) alone, as a hand-written port would run them (the
+ * thread's rseq area and the mode's id field taken once, before the
+ * loop; the section reads the id and computes the copy itself; no mode
+ * to test, no registration to check), so that each set shows what the
+ * API costs over its section (doc/benchmarks.md, "The API over its
+ * sections").  read has no section: its row is the load of the copy the
+ * mode's id field names.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,7 +48,11 @@ enum op {
 	OP_READ, OP_WRITE, OP_ADD, OP_ADD_RETURN, OP_XCHG, OP_CMPXCHG,
 	OP_TRY_CMPXCHG, OP_CMPXCHG128, OP_LIST, OP_ARRAY, OP_ARRAY_PTR,
 	OP_TID_PAIR, OP_LOCAL_PAIR, OP_LIST_SECTION, OP_ARRAY_SECTION,
-	OP_ARRAY_PTR_SECTION, OP_NR
+	OP_ARRAY_PTR_SECTION,
+	/* each API op's own section(s), bare: the op's raw cost */
+	OP_READ_RAW, OP_WRITE_RAW, OP_ADD_RAW, OP_ADD_RETURN_RAW,
+	OP_XCHG_RAW, OP_CMPXCHG_RAW, OP_TRY_CMPXCHG_RAW, OP_CMPXCHG128_RAW,
+	OP_ARRAY_RAW, OP_NR
 };
 
 static const char *const op_names[OP_NR] = {
@@ -48,6 +61,9 @@ static const char *const op_names[OP_NR] = {
 	"array_ptr_pop_push", "tid_pop_push", "local_pop_push",
 	"list_pop_push_section", "array_pop_push_section",
 	"array_ptr_pop_push_section",
+	"read_section", "write_section", "add_section", "add_return_section",
+	"xchg_section", "cmpxchg_section", "try_cmpxchg_section",
+	"cmpxchg128_section", "array_push_pop_section",
 };
 
 /* The ops that exist in the rseq modes only. */
@@ -223,8 +239,9 @@ static void **ap_init(struct ap_array **arrays)
 
 /*
  * The sections as the designs' rseq entry points run them: the thread's
- * rseq area and the mode's id field taken once, the base and stride read
- * from memory by the section; an abort is counted and the op run again.
+ * rseq area and the mode's id field taken once (kept in registers), the
+ * base and stride read from memory by the section; an abort is counted
+ * and the op run again.
  */
 struct sect {
 	struct ak_rseq_abi *rs;
@@ -250,6 +267,97 @@ static void sect_init(struct sect *x, void *pcp, enum ak_percpu_mode m)
 		__rc;							\
 	})
 
+/*
+ * This CPU's copy as the mode's id field names it now (a hint, as
+ * ak_this_cpu_ptr() is): for read, which has no section, and for the
+ * value a cmpxchg section then compares.
+ */
+static inline uint64_t *sect_copy(const struct sect *x,
+				  const uint32_t *idp)
+{
+	return (uint64_t *)((char *)x->base + (size_t)__atomic_load_n(
+		idp, __ATOMIC_RELAXED) * x->stride);
+}
+
+/* this_cpu_xchg's work: the value read, swapped for nv by cmpxchg. */
+static inline uint64_t sect_xchg(struct sect *x, struct ak_rseq_abi *rs,
+				 const uint32_t *idp, uint64_t nv)
+{
+	uint64_t o, seen;
+
+	do
+		o = *(volatile uint64_t *)sect_copy(x, idp);
+	while (SECT(ak_rseq_cmpxchg64(rs, idp, &x->base, &x->stride, o, nv,
+				      &seen)));
+	return o;
+}
+
+/* The word ops' sections: add, and cmpxchg on the value read first. */
+static void run_word_sections(struct akb_state *s, enum op op,
+			      enum ak_percpu_mode m)
+{
+	uint64_t n, i, v = 0, o;
+	ak_u128 *q, w, seen;
+	const uint32_t *idp;
+	struct ak_rseq_abi *rs;
+	struct sect x;
+	uint64_t *p;
+
+	if (op == OP_CMPXCHG128_RAW) {
+		q = ak_percpu_alloc(sizeof(*q), 16);
+		if (!q) {
+			akb_fail(s, "out of per-CPU memory");
+			return;
+		}
+		sect_init(&x, q, m);
+		rs = x.rs;
+		idp = x.idp;
+		LOOP(w = *(volatile ak_u128 *)(void *)sect_copy(&x, idp);
+		     SECT(ak_rseq_cmpxchg128(rs, idp, &x.base, &x.stride,
+					     w, w + 1, &seen)));
+		ak_percpu_free(q);
+		return;
+	}
+	p = ak_percpu_alloc(sizeof(*p), 8);
+	if (!p) {
+		akb_fail(s, "out of per-CPU memory");
+		return;
+	}
+	sect_init(&x, p, m);
+	rs = x.rs;
+	idp = x.idp;
+	switch (op) {
+	case OP_READ_RAW:
+		LOOP(v += *(volatile uint64_t *)sect_copy(&x, idp); akb_keep(v));
+		break;
+	case OP_ADD_RAW:
+		LOOP(SECT(ak_rseq_add64(rs, idp, &x.base, &x.stride, 1,
+					&o)));
+		break;
+	case OP_ADD_RETURN_RAW:
+		LOOP(SECT(ak_rseq_add64(rs, idp, &x.base, &x.stride,
+					(v & 1) + 1, &o));
+		     v = o + (v & 1) + 1);
+		break;
+	case OP_WRITE_RAW:
+		LOOP(sect_xchg(&x, rs, idp, i));
+		break;
+	case OP_XCHG_RAW:
+		LOOP(v = sect_xchg(&x, rs, idp, v + 1));
+		break;
+	case OP_CMPXCHG_RAW:
+	case OP_TRY_CMPXCHG_RAW:
+		LOOP(v = *(volatile uint64_t *)sect_copy(&x, idp);
+		     SECT(ak_rseq_cmpxchg64(rs, idp, &x.base, &x.stride, v,
+					    v + 1, &o));
+		     v = o);
+		break;
+	default:
+		break;
+	}
+	ak_percpu_free(p);
+}
+
 static void run_sections(struct akb_state *s, enum op op,
 			 enum ak_percpu_mode m)
 {
@@ -258,6 +366,8 @@ static void run_sections(struct akb_state *s, enum op op,
 	struct ap_array *arrays;
 	static void *node[2];	/* readable while on a list */
 	static int obj;
+	const uint32_t *idp;
+	struct ak_rseq_abi *rs;
 	struct sect x;
 	uint64_t n, i;
 	void **pp, *o;
@@ -269,9 +379,11 @@ static void run_sections(struct akb_state *s, enum op op,
 			break;
 		ak_this_cpu_list_push(l, &node[0]);
 		sect_init(&x, l, m);
-		LOOP(if (!SECT(ak_rseq_list_pop(x.rs, x.idp, &x.base,
+		rs = x.rs;
+		idp = x.idp;
+		LOOP(if (!SECT(ak_rseq_list_pop(rs, idp, &x.base,
 						&x.stride, &o)))
-			SECT(ak_rseq_list_push(x.rs, x.idp, &x.base,
+			SECT(ak_rseq_list_push(rs, idp, &x.base,
 					       &x.stride, o)));
 		ak_percpu_free(l);
 		return;
@@ -281,9 +393,11 @@ static void run_sections(struct akb_state *s, enum op op,
 			break;
 		ak_this_cpu_array_push(a, AP_LIMIT, &obj);
 		sect_init(&x, a, m);
-		LOOP(if (!SECT(ak_rseq_array_pop(x.rs, x.idp, &x.base,
+		rs = x.rs;
+		idp = x.idp;
+		LOOP(if (!SECT(ak_rseq_array_pop(rs, idp, &x.base,
 						 &x.stride, &o)))
-			SECT(ak_rseq_array_push(x.rs, x.idp, &x.base,
+			SECT(ak_rseq_array_push(rs, idp, &x.base,
 						&x.stride, AP_LIMIT, o)));
 		ak_percpu_free(a);
 		return;
@@ -292,14 +406,30 @@ static void run_sections(struct akb_state *s, enum op op,
 		if (!pp)
 			break;
 		sect_init(&x, pp, m);
-		LOOP(if (!SECT(ak_rseq_array_ptr_pop(x.rs, x.idp, &x.base,
+		rs = x.rs;
+		idp = x.idp;
+		LOOP(if (!SECT(ak_rseq_array_ptr_pop(rs, idp, &x.base,
 						     &x.stride, &o)))
-			SECT(ak_rseq_array_ptr_push(x.rs, x.idp, &x.base,
+			SECT(ak_rseq_array_ptr_push(rs, idp, &x.base,
 						    &x.stride, AP_LIMIT, o)));
 		ak_percpu_free(pp);
 		free(arrays);
 		return;
+	case OP_ARRAY_RAW:
+		a = ak_percpu_alloc(ak_percpu_array_size(AP_LIMIT), 64);
+		if (!a)
+			break;
+		sect_init(&x, a, m);
+		rs = x.rs;
+		idp = x.idp;
+		LOOP(if (!SECT(ak_rseq_array_push(rs, idp, &x.base,
+						  &x.stride, AP_LIMIT, &obj)))
+			SECT(ak_rseq_array_pop(rs, idp, &x.base,
+					       &x.stride, &o)));
+		ak_percpu_free(a);
+		return;
 	default:
+		run_word_sections(s, op, m);
 		return;
 	}
 	akb_fail(s, "out of per-CPU memory");
@@ -408,12 +538,8 @@ static void run_op(struct akb_state *s, enum op op, enum ak_percpu_mode m)
 	case OP_LOCAL_PAIR:
 		run_tid_pair(s, op == OP_LOCAL_PAIR, m);
 		break;
-	case OP_LIST_SECTION:
-	case OP_ARRAY_SECTION:
-	case OP_ARRAY_PTR_SECTION:
-		run_sections(s, op, m);
-		break;
 	default:
+		run_sections(s, op, m);	/* the bare sections */
 		break;
 	}
 }

@@ -364,6 +364,19 @@ static bool fastpath_of(const struct rp_set *s, const char *design,
 	return true;
 }
 
+/*
+ * What the set says of a pair below the primitive it runs: the two are
+ * separate benchmarks, each a median of its own runs, and whether their
+ * spreads overlap.
+ */
+static const char *below_floor(const struct rp_fig *pair,
+			       const struct rp_fig *prim)
+{
+	if (!isnan(pair->max) && !isnan(prim->min) && pair->max >= prim->min)
+		return "below its primitive, within their spreads: the pair and the primitive are separate benchmarks, each the median of its own runs";
+	return "below its primitive by more than either's spread: the pair and the primitive are separate benchmarks, and the set holds nothing that says why";
+}
+
 void rp_slab_decomp(const struct rp_set *s)
 {
 	struct rp_strs impls = { 0 };
@@ -412,10 +425,114 @@ void rp_slab_decomp(const struct rp_set *s)
 			continue;
 		}
 		rp_cell(&t, "%s", rp_num(fb.v - fp.v));
-		rp_cell(&t, "%s", rp_num(fb.v / fp.v));
+		if (fb.v >= fp.v)
+			rp_cell(&t, "%s", rp_num(fb.v / fp.v));
+		else
+			rp_cell(&t, "%s (%d)", rp_num(fb.v / fp.v),
+				rp_tab_note(&t, below_floor(&fb, &fp)));
 	}
 	rp_tab_print(&t);
 	rp_strs_free(&impls);
+}
+
+/* ---- what each per-CPU op costs beyond its rseq section ---- */
+
+/*
+ * Every this_cpu op of the percpu suite; its bare section(s), run as a
+ * hand-written port runs them, are the row <op>_section of the same mode
+ * (bench/suite_percpu.c).
+ */
+static const char *const percpu_ops[] = {
+	"read", "write", "add", "add_return", "xchg", "cmpxchg",
+	"try_cmpxchg", "cmpxchg128", "list_pop_push", "array_push_pop",
+	"array_ptr_pop_push",
+};
+static const char *const rseq_modes[] = { "rseq", "rseq-mm_cid" };
+
+#define PERCPU_API_GOAL	1.05
+
+/* Whether the set has any <op>_section row beside an API op. */
+static bool has_op_sections(const struct rp_set *s)
+{
+	return rp_find(s, "suite=percpu op=add_section") ||
+	       rp_find(s, "suite=percpu op=array_push_pop_section");
+}
+
+/*
+ * API op and its section in mode: both figures, or false (a figure NAN)
+ * where either is missing or skipped.
+ */
+static bool op_and_section(const struct rp_set *s, const char *op,
+			   const char *mode, const struct rp_bench **a,
+			   const struct rp_bench **r, struct rp_fig *fa,
+			   struct rp_fig *fr)
+{
+	bool ok;
+
+	*a = rp_find(s, "suite=percpu op=%s mode=%s", op, mode);
+	*r = rp_find(s, "suite=percpu op=%s_section mode=%s", op, mode);
+	ok = rp_fig_unit(s, *a, "", fa);
+	ok = rp_fig_unit(s, *r, "", fr) && ok;
+	return ok;
+}
+
+void rp_percpu_decomp(const struct rp_set *s)
+{
+	struct rp_tab t;
+	size_t i, k;
+
+	if (!rp_find(s, "suite=percpu"))
+		return;
+	if (!has_op_sections(s)) {
+		puts("\nNo table of what each per-CPU op costs beyond its rseq section: this set predates the bare-section rows (`percpu/<op>_section/<mode>` beside every op).");
+		return;
+	}
+	rp_head(s, "What each per-CPU op costs beyond its rseq section",
+		NULL, "per operation, rseq modes: the this_cpu op (`percpu/<op>/<mode>`) beside the same work done by its bare rseq section(s) as a hand-written port runs them (`percpu/<op>_section/<mode>`: the thread's rseq area and id field taken once, no mode to test); the difference is what the API adds; goal: at most 1.05x",
+		"(min - max) after each figure");
+	rp_tab_init(&t, "llrrrrl");
+	rp_row(&t, "op|mode|this_cpu op (%s)|section (%s)|op - section|op / section|goal: at most 1.05x",
+	       s->unit, s->unit);
+	for (i = 0; i < sizeof(percpu_ops) / sizeof(percpu_ops[0]); i++)
+		for (k = 0; k < sizeof(rseq_modes) / sizeof(rseq_modes[0]);
+		     k++) {
+			const struct rp_bench *a, *r;
+			struct rp_fig fa, fr;
+			char what[96];
+			bool ok;
+
+			if (!rp_find(s, "suite=percpu op=%s mode=%s",
+				     percpu_ops[i], rseq_modes[k]))
+				continue;
+			op_and_section(s, percpu_ops[i], rseq_modes[k], &a,
+				       &r, &fa, &fr);
+			rp_cell_as(&t, 'c', percpu_ops[i]);
+			rp_cell_as(&t, 't', rseq_modes[k]);
+			snprintf(what, sizeof(what), "percpu/%s/%s",
+				 percpu_ops[i], rseq_modes[k]);
+			ok = fig_or_why(&t, s, a, "", what, &fa);
+			snprintf(what, sizeof(what), "percpu/%s_section/%s",
+				 percpu_ops[i], rseq_modes[k]);
+			if (!r) {
+				rp_cell(&t, "n/a (%d)", rp_tab_note(&t,
+					"this set has no bare-section row for this op"));
+				ok = false;
+			} else {
+				ok = fig_or_why(&t, s, r, "", what, &fr) && ok;
+			}
+			if (!ok) {
+				rp_row(&t, "–|–|–");
+				continue;
+			}
+			rp_cell(&t, "%s", rp_num(fa.v - fr.v));
+			rp_cell(&t, "%sx", rp_num(fa.v / fr.v));
+			if (fa.v / fr.v <= PERCPU_API_GOAL)
+				rp_cell(&t, "met");
+			else
+				rp_cell(&t, "not met: %s over",
+					rp_pct(fa.v / fr.v / PERCPU_API_GOAL - 1));
+		}
+	rp_tab_print(&t);
 }
 
 /* ---- the targets ---- */
@@ -484,6 +601,79 @@ static long conc_size(const struct rp_set *s)
 	return first;
 }
 
+/*
+ * The best (lowest) 64 B pair among the designs whose fastpath is bare
+ * rseq sections in their mode (array, sheaf, rseq-list: the *_section rows),
+ * over those sections: what the allocator adds around them.
+ */
+static void pair_section_goal(struct rp_tab *t, const struct rp_set *s)
+{
+	struct rp_strs impls = { 0 };
+	const char *who = NULL, *why = NULL;
+	struct rp_fig best, floor, f, p;
+	char what[160], wbest[160] = "", mb[32], buf[320];
+	int i;
+
+	impls_of(s, "pair", 64, true, false, &impls);
+	for (i = 0; i < impls.n; i++) {
+		const struct rp_bench *b = rp_slab(s, "pair", impls.v[i], 64);
+		const struct rp_bench *pb;
+		const char *mode = mode_of(b, mb, sizeof(mb));
+
+		if (!fastpath_of(s, impls.v[i], mode, what, sizeof(what),
+				 &pb) || !strstr(what, "_section/") ||
+		    !rp_fig_unit(s, b, "", &f) || !rp_fig_unit(s, pb, "", &p))
+			continue;
+		if (!who || f.v < best.v) {
+			who = impls.v[i];
+			best = f;
+			floor = p;
+			snprintf(wbest, sizeof(wbest), "%s", what);
+		}
+	}
+	if (!who)
+		why = "no design's slab/pair at 64 B with the rseq sections it runs (`percpu/*_section/<mode>`) in this set";
+	snprintf(buf, sizeof(buf), "%s (%s)", figs2(who, who ? best.v : NAN,
+		 who ? floor.v : NAN), wbest);
+	rp_goal_row(t, "best pair 64 B / the sections it runs", buf,
+		    who ? best.v / floor.v : NAN, 1.10, true, why, NULL);
+	rp_strs_free(&impls);
+}
+
+/* Every this_cpu op in an rseq mode over its bare section: the worst. */
+static void percpu_op_goal(struct rp_tab *t, const struct rp_set *s)
+{
+	double worst = NAN;
+	char figs[160] = "";
+	const char *why = NULL;
+	size_t i, k;
+
+	for (i = 0; i < sizeof(percpu_ops) / sizeof(percpu_ops[0]); i++)
+		for (k = 0; k < sizeof(rseq_modes) / sizeof(rseq_modes[0]);
+		     k++) {
+			const struct rp_bench *a, *r;
+			struct rp_fig fa, fr;
+			char who[64];
+
+			if (!op_and_section(s, percpu_ops[i], rseq_modes[k],
+					    &a, &r, &fa, &fr))
+				continue;
+			if (!isnan(worst) && fa.v / fr.v <= worst)
+				continue;
+			worst = fa.v / fr.v;
+			snprintf(who, sizeof(who), "%s %s", percpu_ops[i],
+				 rseq_modes[k]);
+			snprintf(figs, sizeof(figs), "%s",
+				 figs2(who, fa.v, fr.v));
+		}
+	if (isnan(worst))
+		why = has_op_sections(s) ?
+			"no this_cpu op with its section in an rseq mode" :
+			"this set predates the bare-section rows (`percpu/<op>_section/<mode>`)";
+	rp_goal_row(t, "every this_cpu op, rseq modes / its section (worst)",
+		    figs, worst, PERCPU_API_GOAL, true, why, NULL);
+}
+
 /* The pair targets: the best design's 64 B pair over each reference. */
 static void pair_goals(struct rp_tab *t, const struct rp_set *s)
 {
@@ -491,8 +681,6 @@ static void pair_goals(struct rp_tab *t, const struct rp_set *s)
 		const char *what, *name;
 		double goal;
 	} refs[] = {
-		{ "best pair 64 B / array_push_pop rseq",
-		  "percpu/array_push_pop/rseq", 1.15 },
 		{ "best pair 64 B / glibc's", "malloc-glibc", 0.4 },
 		{ "best pair 64 B / tcmalloc's", "malloc-tcmalloc", 0.7 },
 	};
@@ -501,11 +689,12 @@ static void pair_goals(struct rp_tab *t, const struct rp_set *s)
 	char buf[512];
 	size_t i;
 
+	percpu_op_goal(t, s);
+	pair_section_goal(t, s);
 	who = rp_best(s, "pair", "size", 64, "", false, &best);
 	for (i = 0; i < sizeof(refs) / sizeof(refs[0]); i++) {
-		const struct rp_bench *b = rp_has_prefix(refs[i].name, "malloc-") ?
-			rp_slab(s, "pair", refs[i].name, 64) :
-			rp_find(s, "suite=percpu op=array_push_pop mode=rseq");
+		const struct rp_bench *b = rp_slab(s, "pair", refs[i].name,
+						   64);
 
 		why = NULL;
 		if (!who)
@@ -531,7 +720,7 @@ void rp_slab_targets(const struct rp_set *s)
 	rp_head(s, "Targets of the slab issue (reported, never asserted)",
 		NULL, NULL, NULL);
 	size = conc_size(s);
-	printf("Unit: %s; medians, %s. Best: the design with the lowest figure. Pair 64 B: slab/pair at 64 bytes; array\\_push\\_pop rseq: percpu/array\\_push\\_pop/rseq; glibc's, tcmalloc's: their pair at 64 bytes; seq free(64): the free figure of slab/seq at 64 bytes; bulk-16: slab/bulk of 16, per object, against the same design's pair of the bulk objects' 256 bytes; 2 thr / 1 thr: Mobj/s of slab/conc at %ld bytes (locked is expected not to scale: one lock). Figures: the best design's / the reference's. Each target: met, or its gap to the goal; n/a names the input the set lacks.%s\n\n",
+	printf("Unit: %s; medians, %s. Best: the design with the lowest figure. this\\_cpu op / its section: each this\\_cpu op in an rseq mode over its bare section(s) (`percpu/<op>_section/<mode>`), the worst shown; pair 64 B: slab/pair at 64 bytes; the sections it runs: the bare rseq sections of the design's fastpath in its mode (`percpu/*_section/<mode>`), the best pair among the designs whose fastpath is one (array, sheaf, rseq-list); glibc's, tcmalloc's: their pair at 64 bytes; seq free(64): the free figure of slab/seq at 64 bytes; bulk-16: slab/bulk of 16, per object, against the same design's pair of the bulk objects' 256 bytes; 2 thr / 1 thr: Mobj/s of slab/conc at %ld bytes (locked is expected not to scale: one lock). Figures: the best design's / the reference's. Each target: met, or its gap to the goal; n/a names the input the set lacks.%s\n\n",
 	       s->unit, rp_warm(s, "reported, never asserted"), size,
 	       s->emulated ? " **Emulated: these ratios mean nothing.**" : "");
 	rp_tab_init(&t, "llrll");

@@ -244,6 +244,7 @@ const char *rp_warm(const struct rp_set *s, const char *cells);
 void rp_slab_seq_gap(const struct rp_set *s);
 void rp_slab_cold(const struct rp_set *s);
 void rp_slab_decomp(const struct rp_set *s);
+void rp_percpu_decomp(const struct rp_set *s);
 void rp_slab_targets(const struct rp_set *s);
 void rp_goal_row(struct rp_tab *t, const char *what, const char *figs,
 		 double ratio, double goal, bool at_most, const char *why,

@@ -1013,6 +1013,7 @@ int cmd_tables(int argc, char **argv)
 			rp_set_header(s, 2);
 			t_prim(s);
 			t_percpu(s);
+			rp_percpu_decomp(s);
 			t_cas(s);
 			t_contention(s);
 			t_cacheline(s);

@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <sys/mman.h>
 #include <atomkit/pages.h>
+#define __AK_PERCPU_LIBRARY
 #include <atomkit/percpu.h>
 
 int __ak_rseq_unavailable(void);
@@ -22,6 +23,13 @@ bool __ak_rseq_have_mm_cid(void);
 #define THREAD_SLOTS_DEFAULT 256
 
 int __ak_percpu_mode = -1;
+unsigned int __ak_percpu_id_off;
+/* the mode this library was built with, fixed (configure --with-percpu-mode) */
+#ifdef AK_PERCPU_MODE_FIXED
+static const int lib_fixed = AK_PERCPU_MODE_FIXED;
+#else
+static const int lib_fixed = -1;
+#endif
 static unsigned int nr_slots;
 static unsigned long nr_allocated;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -48,11 +56,29 @@ int ak_percpu_mode_parse(const char *name)
 	return -1;
 }
 
+static bool fixed_refuses(int fixed, enum ak_percpu_mode m, const char **why)
+{
+	static char buf[96];
+
+	if (fixed < 0 || (int)m == fixed)
+		return false;
+	if (why) {
+		snprintf(buf, sizeof(buf),
+			 "the per-CPU mode is fixed to %s at build time",
+			 ak_percpu_mode_name((enum ak_percpu_mode)fixed));
+		*why = buf;
+	}
+	return true;
+}
+
 bool ak_percpu_mode_available(enum ak_percpu_mode m, const char **why)
 {
 	static char buf[96];
 	int err;
 
+	if ((unsigned int)m < AK_PERCPU_NR_MODES &&
+	    fixed_refuses(lib_fixed, m, why))
+		return false;
 	switch (m) {
 	case AK_PERCPU_RSEQ:
 	case AK_PERCPU_RSEQ_MM_CID:
@@ -148,6 +174,11 @@ static int choose(enum ak_percpu_mode m)
 		slot_setup();
 	else if (m <= AK_PERCPU_RSEQ_MM_CID)
 		__ak_rseq_prepare();
+	/* the ops' first test: nonzero in the rseq modes only */
+	__atomic_store_n(&__ak_percpu_id_off, AK_HAVE_ARCH_RSEQ &&
+			 m <= AK_PERCPU_RSEQ_MM_CID ?
+			 __ak_rseq_id_off((enum ak_percpu_mode)m) : 0,
+			 __ATOMIC_RELAXED);
 	__atomic_store_n(&__ak_percpu_mode, m, __ATOMIC_RELEASE);
 	return m;
 }
@@ -155,13 +186,24 @@ static int choose(enum ak_percpu_mode m)
 int __ak_percpu_mode_init(void)
 {
 	const char *env = getenv("AK_PERCPU_MODE"), *why = NULL;
-	int m;
+	int m = __atomic_load_n(&__ak_percpu_mode, __ATOMIC_ACQUIRE);
 
+	/* an op whose load was merged with one before the choice */
+	if (m >= 0)
+		return m;
 	pthread_mutex_lock(&lock);
 	m = __ak_percpu_mode;
 	if (m >= 0)
 		goto out;
-	if (env && *env) {
+	if (lib_fixed >= 0) {
+		/* unavailable here: no per-CPU memory (ak_percpu_alloc) */
+		m = lib_fixed;
+		if (env && *env && ak_percpu_mode_parse(env) != m) {
+			fprintf(stderr, "atomkit: AK_PERCPU_MODE=%s: this atomkit is built with the per-CPU mode fixed to %s\n",
+				env, ak_percpu_mode_name(m));
+			exit(2);
+		}
+	} else if (env && *env) {
 		m = ak_percpu_mode_parse(env);
 		if (m < 0) {
 			fprintf(stderr, "atomkit: AK_PERCPU_MODE=%s: unknown mode (rseq, rseq-mm_cid, atomic, thread)\n",
@@ -206,6 +248,70 @@ int ak_percpu_set_mode(enum ak_percpu_mode m)
 	return rc;
 }
 
+/*
+ * A program built with the mode fixed (AK_PERCPU_MODE) makes it the
+ * library's before it asks for the number of copies or for memory: the
+ * library may have been built with the mode chosen at run time.
+ */
+static int fix_mode(enum ak_percpu_mode fixed)
+{
+	int rc = 0;
+
+	if (__atomic_load_n(&__ak_percpu_mode, __ATOMIC_ACQUIRE) ==
+	    (int)fixed)
+		return 0;
+	/* a library built fixed refuses another mode in the environment */
+	if (lib_fixed >= 0)
+		__ak_percpu_mode_init();
+	if (!ak_percpu_mode_available(fixed, NULL)) {
+		errno = ENOTSUP;
+		return -1;
+	}
+	pthread_mutex_lock(&lock);
+	if (__ak_percpu_mode != (int)fixed) {
+		if (__ak_percpu_mode >= 0 && nr_allocated) {
+			errno = EBUSY;
+			rc = -1;
+		} else {
+			choose(fixed);
+		}
+	}
+	pthread_mutex_unlock(&lock);
+	return rc;
+}
+
+bool __ak_percpu_fixed_available(enum ak_percpu_mode fixed,
+				 enum ak_percpu_mode m, const char **why)
+{
+	if (fixed_refuses((int)fixed, m, why))
+		return false;
+	return ak_percpu_mode_available(m, why);
+}
+
+int __ak_percpu_fixed_set_mode(enum ak_percpu_mode fixed,
+			       enum ak_percpu_mode m)
+{
+	if ((unsigned int)m < AK_PERCPU_NR_MODES && m != fixed) {
+		errno = ENOTSUP;
+		return -1;
+	}
+	return ak_percpu_set_mode(m);
+}
+
+void *__ak_percpu_fixed_alloc(enum ak_percpu_mode fixed, size_t size,
+			      size_t align)
+{
+	if (fix_mode(fixed))
+		return NULL;
+	return ak_percpu_alloc(size, align);
+}
+
+unsigned int __ak_percpu_fixed_nr_cpus(enum ak_percpu_mode fixed)
+{
+	fix_mode(fixed);	/* where it fails, allocation fails too */
+	return ak_nr_cpus();
+}
+
 unsigned int ak_nr_cpus(void)
 {
 	ak_percpu_mode();
@@ -221,6 +327,11 @@ void *ak_percpu_alloc(size_t size, size_t align)
 
 	if (!size || (align & (align - 1))) {
 		errno = EINVAL;
+		return NULL;
+	}
+	if (lib_fixed >= 0 &&
+	    !ak_percpu_mode_available((enum ak_percpu_mode)lib_fixed, NULL)) {
+		errno = ENOTSUP;	/* no op could run on it */
 		return NULL;
 	}
 	if (align < CACHELINE)
@@ -241,6 +352,7 @@ void *ak_percpu_alloc(size_t size, size_t align)
 		((((uintptr_t)base + off + align - 1) & ~(uintptr_t)(align - 1)) -
 		 sizeof(*hdr));
 	hdr->stride = stride;
+	hdr->copy0 = hdr + 1;
 	hdr->size = total;
 	hdr->base = base;
 	hdr->nr = n;

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/auxv.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <atomkit/percpu.h>
 
@@ -42,16 +43,120 @@ static __thread struct ak_rseq_abi own_area
 	.cpu_id = AK_RSEQ_CPU_ID_UNINITIALIZED,
 };
 
-static unsigned long aborts;
+/*
+ * Abort counters: one per thread that ever had a section aborted, in
+ * blocks that are never freed, so that a sum may read a counter while its
+ * thread exits.  A thread claims a free counter at its first abort
+ * (without a lock: that may be in a signal handler) and gives it back at
+ * exit; whoever claims it next counts on from its value, so the sum over
+ * all counters is every abort so far.  Only its holder writes a counter.
+ */
+#define CTRS_PER_BLOCK	63
 
-void __ak_rseq_count_abort(void)
+struct abort_ctr {
+	unsigned long n;
+	unsigned long used;
+};
+
+struct ctr_block {
+	struct ctr_block *next;
+	unsigned long pad;
+	struct abort_ctr c[CTRS_PER_BLOCK];
+};
+
+static struct ctr_block *ctr_blocks;
+/* aborts of threads that could not have a counter (no memory) */
+static unsigned long spare_aborts;
+static pthread_key_t ctr_key;
+static bool have_ctr_key;
+
+__thread unsigned long *__ak_rseq_abort_ctr
+	__attribute__((tls_model("initial-exec")));
+/* the counter's value when this thread claimed it */
+static __thread unsigned long ctr_base
+	__attribute__((tls_model("initial-exec")));
+static __thread unsigned long ctr_sink
+	__attribute__((tls_model("initial-exec")));
+
+static struct abort_ctr *claim_ctr(void)
 {
-	__atomic_fetch_add(&aborts, 1, __ATOMIC_RELAXED);
+	struct ctr_block *b, *head;
+	unsigned long zero;
+	int i;
+
+	for (;;) {
+		head = __atomic_load_n(&ctr_blocks, __ATOMIC_ACQUIRE);
+		for (b = head; b; b = b->next)
+			for (i = 0; i < CTRS_PER_BLOCK; i++) {
+				zero = 0;
+				if (!__atomic_load_n(&b->c[i].used,
+						     __ATOMIC_RELAXED) &&
+				    __atomic_compare_exchange_n(&b->c[i].used,
+						&zero, 1, false,
+						__ATOMIC_ACQUIRE,
+						__ATOMIC_RELAXED))
+					return &b->c[i];
+			}
+		/* mmap, not malloc: this may run in a signal handler */
+		b = mmap(NULL, sizeof(*b), PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (b == MAP_FAILED)
+			return NULL;
+		b->c[0].used = 1;
+		b->next = head;
+		if (__atomic_compare_exchange_n(&ctr_blocks, &b->next, b,
+						false, __ATOMIC_RELEASE,
+						__ATOMIC_RELAXED))
+			return &b->c[0];
+		munmap(b, sizeof(*b));	/* another thread added one */
+	}
+}
+
+/* At thread exit (its key's destructor): the counter for the next one. */
+static void release_ctr(void *arg)
+{
+	struct abort_ctr *c = arg;
+
+	__ak_rseq_abort_ctr = NULL;
+	__atomic_store_n(&c->used, 0, __ATOMIC_RELEASE);
+}
+
+unsigned long *__ak_rseq_abort_ctr_init(void)
+{
+	struct abort_ctr *c = claim_ctr();
+
+	if (!c) {
+		/* counted here, and tried again at the next abort */
+		__atomic_fetch_add(&spare_aborts, 1, __ATOMIC_RELAXED);
+		ctr_sink = 0;
+		return &ctr_sink;
+	}
+	ctr_base = __atomic_load_n(&c->n, __ATOMIC_RELAXED);
+	__ak_rseq_abort_ctr = &c->n;
+	if (have_ctr_key)
+		pthread_setspecific(ctr_key, c);
+	return &c->n;
 }
 
 unsigned long ak_rseq_aborts(void)
 {
-	return __atomic_load_n(&aborts, __ATOMIC_RELAXED);
+	unsigned long sum = __atomic_load_n(&spare_aborts, __ATOMIC_RELAXED);
+	struct ctr_block *b;
+	int i;
+
+	for (b = __atomic_load_n(&ctr_blocks, __ATOMIC_ACQUIRE); b;
+	     b = b->next)
+		for (i = 0; i < CTRS_PER_BLOCK; i++)
+			sum += __atomic_load_n(&b->c[i].n, __ATOMIC_RELAXED);
+	return sum;
+}
+
+unsigned long ak_rseq_thread_aborts(void)
+{
+	unsigned long *c = __ak_rseq_abort_ctr;
+
+	return c && c != &ctr_sink ?
+		__atomic_load_n(c, __ATOMIC_RELAXED) - ctr_base : 0;
 }
 
 /* The thread pointer glibc's __rseq_offset is relative to. */
@@ -141,6 +246,13 @@ static void unregister_thread(void *area)
  */
 void __ak_rseq_prepare(void)
 {
+	if (!have_ctr_key) {
+		if (pthread_key_create(&ctr_key, release_ctr)) {
+			fprintf(stderr, "atomkit: pthread_key_create failed\n");
+			abort();
+		}
+		have_ctr_key = true;
+	}
 #if AK_HAVE_ARCH_RSEQ
 	if (have_key || glibc_owns())
 		return;

@@ -14,6 +14,12 @@
  *
  * It pins itself to the CPU it starts on, so that every run finds the
  * same per-CPU copy.  Without an rseq mode it exits 77 (a skip).
+ *
+ * The per-CPU cases are compiled once more with the mode fixed at build
+ * time (AK_PERCPU_MODE, the wrappers rseq_check_target_fixed_*.c), and
+ * the copy whose mode is the run's runs after the others, its cases
+ * named percpu-fixed/...: the fixed mode's inline ops, aborted at each
+ * instruction of their sections too.
  */
 #define _GNU_SOURCE
 #include <sched.h>
@@ -27,6 +33,10 @@
 /* the library's out-of-line entries (rseq_check_call.c) */
 void *rc_call_alloc(struct ak_kmem_cache *s);
 void rc_call_free(struct ak_kmem_cache *s, void *p);
+
+#ifndef CASE_PREFIX
+# define CASE_PREFIX	"percpu/"
+#endif
 
 #define NODES		8
 #define LIMIT		12
@@ -77,7 +87,7 @@ static void counters(void)
 		perror("ak_percpu_alloc");
 		exit(1);
 	}
-	c = kase("percpu/add64", c64);
+	c = kase(CASE_PREFIX "add64", c64);
 	while (ak_rseq_check_begin(c)) {
 		s = ak_percpu_sum_u64(c64);
 		ak_this_cpu_add(c64, 3);
@@ -85,7 +95,7 @@ static void counters(void)
 				  "sum %llu, then %llu", (unsigned long long)s,
 				  (unsigned long long)ak_percpu_sum_u64(c64));
 	}
-	c = kase("percpu/add32", c32);
+	c = kase(CASE_PREFIX "add32", c32);
 	while (ak_rseq_check_begin(c)) {
 		s32 = ak_percpu_sum_u32(c32);
 		ak_this_cpu_add(c32, 5);
@@ -93,7 +103,7 @@ static void counters(void)
 				  "sum %u, then %u", s32,
 				  ak_percpu_sum_u32(c32));
 	}
-	c = kase("percpu/cmpxchg64", c64);
+	c = kase(CASE_PREFIX "cmpxchg64", c64);
 	while (ak_rseq_check_begin(c)) {
 		o = ak_this_cpu_read(c64);
 		r = ak_this_cpu_cmpxchg(c64, o, o + 7);
@@ -102,7 +112,7 @@ static void counters(void)
 				  (unsigned long long)o, (unsigned long long)r,
 				  (unsigned long long)ak_this_cpu_read(c64));
 	}
-	c = kase("percpu/cmpxchg32", c32);
+	c = kase(CASE_PREFIX "cmpxchg32", c32);
 	while (ak_rseq_check_begin(c)) {
 		o32 = ak_this_cpu_read(c32);
 		r32 = ak_this_cpu_cmpxchg(c32, o32, o32 + 7);
@@ -111,7 +121,7 @@ static void counters(void)
 				  "%u: returned %u, left %u", o32, r32,
 				  ak_this_cpu_read(c32));
 	}
-	c = kase("percpu/cmpxchg128", c128);
+	c = kase(CASE_PREFIX "cmpxchg128", c128);
 	while (ak_rseq_check_begin(c)) {
 		o128 = *ak_this_cpu_ptr(c128);
 		n128 = ak_u128_from_words(ak_u128_word0(o128) + 1,
@@ -168,7 +178,7 @@ static void list(void)
 		nodes[i].id = i;
 	for (i = 0; i < 4; i++)
 		ak_this_cpu_list_push(l, &nodes[i]);
-	c = kase("percpu/list_pop", l);
+	c = kase(CASE_PREFIX "list_pop", l);
 	while (ak_rseq_check_begin(c)) {
 		list_ids(l, before, sizeof(before));
 		n = ak_this_cpu_list_pop(l);
@@ -180,7 +190,7 @@ static void list(void)
 				  n ? n->id : -1, after);
 		ak_this_cpu_list_push(l, &nodes[3]);
 	}
-	c = kase("percpu/list_push", l);
+	c = kase(CASE_PREFIX "list_push", l);
 	while (ak_rseq_check_begin(c)) {
 		list_ids(l, before, sizeof(before));
 		ak_this_cpu_list_push(l, &nodes[5]);
@@ -231,7 +241,7 @@ static void array(void)
 	mine = ak_this_cpu_ptr(a);
 	for (i = 0; i < 4; i++)
 		ak_this_cpu_array_push(a, LIMIT, &objs[i]);
-	c = kase("percpu/array_pop", NULL);
+	c = kase(CASE_PREFIX "array_pop", NULL);
 	array_regions(c, 0, &mine->count, 16, mine->slots);
 	while (ak_rseq_check_begin(c)) {
 		slots_of(mine->count, mine->slots, before, sizeof(before));
@@ -243,7 +253,7 @@ static void array(void)
 				  o ? (int)((char *)o - objs) : -1, after);
 		ak_this_cpu_array_push(a, LIMIT, &objs[3]);
 	}
-	c = kase("percpu/array_push", NULL);
+	c = kase(CASE_PREFIX "array_push", NULL);
 	array_regions(c, 0, &mine->count, 16, mine->slots);
 	while (ak_rseq_check_begin(c)) {
 		slots_of(mine->count, mine->slots, before, sizeof(before));
@@ -279,7 +289,7 @@ static void array_ptr(void)
 	c = kase(name, slot);						\
 	array_regions(c, 1, &pa.count, sizeof(pa.count), pa.slots)
 
-	PA_CASE("percpu/array_ptr_pop");
+	PA_CASE(CASE_PREFIX "array_ptr_pop");
 	while (ak_rseq_check_begin(c)) {
 		slots_of(pa.count, pa.slots, before, sizeof(before));
 		o = ak_this_cpu_array_ptr_pop((void *const *)slot);
@@ -291,7 +301,7 @@ static void array_ptr(void)
 		ak_this_cpu_array_ptr_push((void *const *)slot, LIMIT,
 					   &objs[5]);
 	}
-	PA_CASE("percpu/array_ptr_push");
+	PA_CASE(CASE_PREFIX "array_ptr_push");
 	while (ak_rseq_check_begin(c)) {
 		slots_of(pa.count, pa.slots, before, sizeof(before));
 		i = ak_this_cpu_array_ptr_push((void *const *)slot, LIMIT,
@@ -309,7 +319,7 @@ static void array_ptr(void)
 	 * x86-64 around the odd first word's copy).
 	 */
 	pa.count = 5;
-	PA_CASE("percpu/array_ptr_pop_n");
+	PA_CASE(CASE_PREFIX "array_ptr_pop_n");
 	while (ak_rseq_check_begin(c)) {
 		slots_of(pa.count, pa.slots, before, sizeof(before));
 		memset(buf, 0, sizeof(buf));
@@ -326,7 +336,7 @@ static void array_ptr(void)
 	}
 	for (i = 5; i < 7; i++)
 		pa.slots[pa.count++] = &objs[i];
-	PA_CASE("percpu/array_ptr_push_n");
+	PA_CASE(CASE_PREFIX "array_ptr_push_n");
 	for (i = 0; i < BULK; i++)
 		buf[i] = &objs[13 + i];
 	while (ak_rseq_check_begin(c)) {
@@ -342,6 +352,21 @@ static void array_ptr(void)
 	}
 #undef PA_CASE
 }
+
+#ifdef FIXED_CASES
+/* This build's per-CPU cases, in the mode it fixes. */
+void FIXED_CASES(void);
+
+void FIXED_CASES(void)
+{
+	counters();
+	list();
+	array();
+	array_ptr();
+}
+#else
+void rc_fixed_rseq(void);
+void rc_fixed_rseq_mm_cid(void);
 
 /* ---- the slab designs' fastpaths ---- */
 
@@ -500,8 +525,13 @@ int main(void)
 	list();
 	array();
 	array_ptr();
+	if (m == AK_PERCPU_RSEQ)
+		rc_fixed_rseq();
+	else
+		rc_fixed_rseq_mm_cid();
 	for (d = 0; d < AK_SLAB_NR_FASTPATHS; d++)
 		if (d != AK_SLAB_LOCKED)
 			slab(d);
 	return ak_rseq_check_exit();
 }
+#endif

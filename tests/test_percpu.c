@@ -8,7 +8,9 @@
  *
  * Built twice: plainly, and with AK_RSEQ_STRESS, where the rseq sections
  * carry delay injection points and the storms must make the kernel abort
- * some of them.
+ * some of them.  Each build also holds the suite compiled again with the
+ * mode fixed at build time (AK_PERCPU_MODE, the wrappers
+ * test_percpu_fixed_*.c), run after the modes chosen at run time.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -311,7 +313,11 @@ static void test_alloc_errors(void **state)
 
 		assert_non_null(p);
 		assert_int_equal(ak_percpu_set_mode(other), -1);
+#ifdef AK_PERCPU_MODE_FIXED
+		assert_int_equal(errno, ENOTSUP);	/* never another mode */
+#else
 		assert_int_equal(errno, EBUSY);
+#endif
 		assert_int_equal(ak_percpu_mode(), mode);
 		ak_percpu_free(p);
 	}
@@ -798,6 +804,96 @@ static void test_aborts_taken(void **state)
 }
 #endif
 
+/* ---- the abort counts: every thread's, summed ---- */
+
+/*
+ * Each thread runs the add section itself and counts what the kernel
+ * made it do: every -1 is an abort, which it also counts with
+ * ak_rseq_count_abort() as the ops do.  Then its own count of aborts
+ * must be ak_rseq_thread_aborts(), and all of them together what
+ * ak_rseq_aborts() moved by.  In the stress build it goes on until it
+ * has seen one (at most 100 times iters): the signal storm must make
+ * some there.  The plain build asserts none: an emulated CPU (qemu-system
+ * under TCG) takes interrupts between translated blocks only, which a
+ * section without the stress build's delay may never straddle.  A second
+ * pass runs the API's op, which counts its own.
+ */
+#ifdef AK_RSEQ_STRESS
+# define MUST_ABORT	true
+#else
+# define MUST_ABORT	false
+#endif
+
+static unsigned long seen_aborts[NTHREADS], counted_aborts[NTHREADS];
+static bool by_api;
+
+static void nop_op(void)
+{
+}
+
+static void abort_body(int self, unsigned long iters)
+{
+	struct ak_rseq_abi *rs = ak_rseq_thread();
+	const uint32_t *idp = ak_rseq_id_field(rs, mode);
+	unsigned long i, seen = 0, before = ak_rseq_thread_aborts();
+	size_t stride = ak_percpu_stride(counter);
+	void *base = counter;
+	uint64_t old;
+
+	for (i = 0; i < iters ||
+	     (MUST_ABORT && !seen && !by_api && i < 100 * iters); i++) {
+		if (by_api) {
+			ak_this_cpu_inc(counter);
+			continue;
+		}
+		while (ak_rseq_add64(rs, idp, &base, &stride, 1, &old) < 0) {
+			seen++;
+			ak_rseq_count_abort();
+		}
+	}
+	if (i > iters)
+		__atomic_fetch_add(&extra_ops, i - iters, __ATOMIC_RELAXED);
+	seen_aborts[self] = seen;
+	counted_aborts[self] = ak_rseq_thread_aborts() - before;
+}
+
+static void test_abort_counts(void **state)
+{
+	unsigned long iters = ak_test_iters(ITERS) / 4, before, seen, counted;
+	int t, pass;
+
+	(void)state;
+	if (mode > AK_PERCPU_RSEQ_MM_CID)
+		ak_skip("abort counts: rseq modes only");
+	counter = ak_percpu_alloc(sizeof(*counter), 8);
+	assert_non_null(counter);
+	extra_ops = 0;		/* both passes' */
+	for (pass = 0; pass < 2; pass++) {
+		by_api = pass;
+		handler_op = nop_op;
+		before = ak_rseq_aborts();
+		run_threads(SIGNALS, abort_body, iters);
+		handler_op = NULL;
+		seen = counted = 0;
+		for (t = 0; t < NTHREADS; t++) {
+			if (!by_api)
+				assert_int_equal(counted_aborts[t],
+						 seen_aborts[t]);
+			seen += seen_aborts[t];
+			counted += counted_aborts[t];
+		}
+		print_message("# %s: %lu aborts in %d threads, %lu summed\n",
+			      by_api ? "this_cpu_inc" : "the add section",
+			      counted, NTHREADS, ak_rseq_aborts() - before);
+		assert_int_equal(ak_rseq_aborts() - before, counted);
+		if (MUST_ABORT && !by_api)
+			assert_true(seen > 0);
+	}
+	assert_int_equal(ak_percpu_sum_u64(counter),
+			 2 * (uint64_t)iters * NTHREADS + extra_ops);
+	ak_percpu_free(counter);
+}
+
 /* ---- registration ---- */
 
 static void need_rseq(void)
@@ -902,7 +998,7 @@ static void test_registration_tunable(void **state)
 	assert_int_equal(WEXITSTATUS(status), 0);
 }
 
-static int registration_child(void)
+static __attribute__((unused)) int registration_child(void)
 {
 	pthread_t t;
 
@@ -951,6 +1047,7 @@ static const struct CMUnitTest tests[] = {
 #ifdef AK_RSEQ_STRESS
 	AK_TEST(test_aborts_taken),
 #endif
+	AK_TEST(test_abort_counts),
 	AK_TEST(test_registration_threads),
 	AK_TEST(test_registration_fork),
 	AK_TEST(test_registration_tunable),
@@ -967,14 +1064,30 @@ static int set_mode(void *arg)
 }
 
 /* The suite in one mode, in a child; its TAP lines come through a pipe. */
-static int run_mode(enum ak_percpu_mode m, unsigned int *ntests)
+static int run_mode(enum ak_percpu_mode m, const char *how,
+		    unsigned int *ntests)
 {
-	char group[64];
+	char group[96];
 
-	snprintf(group, sizeof(group), "percpu[%s]", ak_percpu_mode_name(m));
+	snprintf(group, sizeof(group), "percpu[%s%s]", ak_percpu_mode_name(m),
+		 how);
 	return ak_test_run_child(group, tests, AK_ARRAY_SIZE(tests),
 				 ak_test_mode_skip(m), set_mode, &m, ntests);
 }
+
+#ifdef PERCPU_FIXED_RUN
+/* This build's suite, in the mode it fixes: run by the plain build. */
+int PERCPU_FIXED_RUN(unsigned int *ntests);
+
+int PERCPU_FIXED_RUN(unsigned int *ntests)
+{
+	self_exe = realpath("/proc/self/exe", NULL);
+	return run_mode((enum ak_percpu_mode)AK_PERCPU_MODE_FIXED,
+			", fixed at build time", ntests);
+}
+#else
+int percpu_fixed_rseq(unsigned int *ntests);
+int percpu_fixed_rseq_mm_cid(unsigned int *ntests);
 
 int main(int argc, char **argv)
 {
@@ -985,8 +1098,11 @@ int main(int argc, char **argv)
 	if (argc > 1 && !strcmp(argv[1], "--registration-child"))
 		return registration_child();
 	for (m = 0; m < AK_PERCPU_NR_MODES; m++)
-		failed += run_mode((enum ak_percpu_mode)m, &ntests);
+		failed += run_mode((enum ak_percpu_mode)m, "", &ntests);
+	failed += percpu_fixed_rseq(&ntests);
+	failed += percpu_fixed_rseq_mm_cid(&ntests);
 	printf("1..%u\n", ntests);
 	free(self_exe);
 	return failed ? 1 : 0;
 }
+#endif

@@ -53,17 +53,86 @@ extern int __ak_percpu_mode;
 int __ak_percpu_mode_init(void);
 
 /*
+ * The mode fixed at build time: -DAK_PERCPU_MODE=rseq (or rseq_mm_cid,
+ * atomic, thread) when compiling, or configure --with-percpu-mode=MODE
+ * for the library and everything built with it.  Every op is then the
+ * one inline path of that mode, with nothing to test at run time; the
+ * other modes are unavailable (ak_percpu_mode_available() says why).
+ */
+#ifdef AK_PERCPU_MODE
+# define __AK_PERCPU_FIXED_rseq		1
+# define __AK_PERCPU_FIXED_rseq_mm_cid	2
+# define __AK_PERCPU_FIXED_atomic	3
+# define __AK_PERCPU_FIXED_thread	4
+# define __AK_PERCPU_CAT2(a, b)	a##b
+# define __AK_PERCPU_CAT(a, b)	__AK_PERCPU_CAT2(a, b)
+# define AK_PERCPU_MODE_FIXED \
+	(__AK_PERCPU_CAT(__AK_PERCPU_FIXED_, AK_PERCPU_MODE) - 1)
+# if AK_PERCPU_MODE_FIXED < 0
+#  error "AK_PERCPU_MODE must be one of rseq, rseq_mm_cid, atomic, thread"
+# endif
+#endif
+
+/*
  * The mode in use, chosen at the first call: AK_PERCPU_MODE from the
  * environment (rseq, rseq-mm_cid, atomic, thread) or ak_percpu_set_mode(),
- * else rseq where available, else atomic.
+ * else rseq where available, else atomic; or the mode fixed at build time.
  */
 static inline enum ak_percpu_mode ak_percpu_mode(void)
 {
+#ifdef AK_PERCPU_MODE_FIXED
+	return (enum ak_percpu_mode)AK_PERCPU_MODE_FIXED;
+#else
 	int m = __atomic_load_n(&__ak_percpu_mode, __ATOMIC_RELAXED);
 
 	if (ak_unlikely(m < 0))
 		m = __ak_percpu_mode_init();
 	return (enum ak_percpu_mode)m;
+#endif
+}
+
+/*
+ * Where the id the rseq sections read is in struct ak_rseq_abi, in the
+ * mode in use: cpu_id's offset in the rseq mode, mm_cid's in rseq-mm_cid,
+ * 0 in the others and before the mode is chosen.  The ops read it first,
+ * with a load the compiler keeps out of a loop, so that an rseq mode
+ * costs them one test; on 0 they ask for the mode itself.
+ */
+extern unsigned int __ak_percpu_id_off;
+
+#define __AK_RSEQ_ID_OFF(m)						\
+	((m) == AK_PERCPU_RSEQ ? offsetof(struct ak_rseq_abi, cpu_id) :	\
+	 (m) == AK_PERCPU_RSEQ_MM_CID ?					\
+		offsetof(struct ak_rseq_abi, mm_cid) : 0)
+
+static inline unsigned int __ak_percpu_id_off_peek(void)
+{
+#if !AK_HAVE_ARCH_RSEQ
+	return 0;
+#elif defined(AK_PERCPU_MODE_FIXED)
+	return __AK_RSEQ_ID_OFF(AK_PERCPU_MODE_FIXED);
+#else
+	return __ak_load_stable32(&__ak_percpu_id_off);
+#endif
+}
+
+/*
+ * The mode as the ops read it: a load the compiler keeps out of a loop of
+ * ops (the mode cannot change while per-CPU memory exists, and an op
+ * needs some).  A load merged with one made before the mode was chosen
+ * still reads -1: the call then returns the mode at once, unlocked.
+ */
+static inline enum ak_percpu_mode __ak_percpu_mode_op(void)
+{
+#ifdef AK_PERCPU_MODE_FIXED
+	return (enum ak_percpu_mode)AK_PERCPU_MODE_FIXED;
+#else
+	int m = (int)__ak_load_stable32(&__ak_percpu_mode);
+
+	if (ak_unlikely(m < 0))
+		m = __ak_percpu_mode_init();
+	return (enum ak_percpu_mode)m;
+#endif
 }
 
 /* "rseq", "rseq-mm_cid", "atomic", "thread"; NULL for no such mode. */
@@ -87,8 +156,12 @@ int ak_percpu_set_mode(enum ak_percpu_mode m);
 /* Who registered this process's rseq areas: "glibc", "atomkit", "none". */
 const char *ak_rseq_owner(void);
 
-/* Critical sections aborted by the kernel so far, all threads together. */
+/*
+ * Critical sections aborted by the kernel so far: all threads together
+ * (every thread's count, summed now), and the calling thread's.
+ */
 unsigned long ak_rseq_aborts(void);
+unsigned long ak_rseq_thread_aborts(void);
 
 /* Number of per-CPU copies of every variable (possible CPUs, or threads). */
 unsigned int ak_nr_cpus(void);
@@ -101,8 +174,32 @@ unsigned int ak_nr_cpus(void);
 void *ak_percpu_alloc(size_t size, size_t align);
 void ak_percpu_free(void *pcp);
 
+/*
+ * Built with the mode fixed: the calls that depend on the library's mode
+ * make it the fixed one first, so that a program built so may use a
+ * library built with the mode chosen at run time.
+ */
+bool __ak_percpu_fixed_available(enum ak_percpu_mode fixed,
+				 enum ak_percpu_mode m, const char **why);
+int __ak_percpu_fixed_set_mode(enum ak_percpu_mode fixed,
+			       enum ak_percpu_mode m);
+void *__ak_percpu_fixed_alloc(enum ak_percpu_mode fixed, size_t size,
+			      size_t align);
+unsigned int __ak_percpu_fixed_nr_cpus(enum ak_percpu_mode fixed);
+
+#if defined(AK_PERCPU_MODE_FIXED) && !defined(__AK_PERCPU_LIBRARY)
+# define ak_percpu_mode_available(m, why) \
+	__ak_percpu_fixed_available(AK_PERCPU_MODE_FIXED, m, why)
+# define ak_percpu_set_mode(m) \
+	__ak_percpu_fixed_set_mode(AK_PERCPU_MODE_FIXED, m)
+# define ak_percpu_alloc(size, align) \
+	__ak_percpu_fixed_alloc(AK_PERCPU_MODE_FIXED, size, align)
+# define ak_nr_cpus() __ak_percpu_fixed_nr_cpus(AK_PERCPU_MODE_FIXED)
+#endif
+
 struct __ak_percpu_hdr {
 	size_t stride;		/* bytes between copies */
+	void *copy0;		/* the per-CPU pointer, for the sections */
 	size_t size;
 	void *base;
 	unsigned int nr;
@@ -199,8 +296,28 @@ void ak_percpu_fork(bool take);
 }
 #endif
 
+/*
+ * The slot, for ak_this_cpu_ptr(): in an rseq mode, on one test of the
+ * word the ops test first, the id field's load (cpu_id_start in the rseq
+ * mode: the cpu_id's twin that is never -1).
+ */
+static inline unsigned int __ak_this_slot_op(void)
+{
+	unsigned int off = __ak_percpu_id_off_peek();
+
+	if (ak_likely(off)) {
+		const char *rs = (const char *)ak_rseq_thread();
+
+		if (off == offsetof(struct ak_rseq_abi, cpu_id))
+			off = offsetof(struct ak_rseq_abi, cpu_id_start);
+		return __atomic_load_n((const uint32_t *)(const void *)
+				       (rs + off), __ATOMIC_RELAXED);
+	}
+	return __ak_this_slot(__ak_percpu_mode_op());
+}
+
 #define ak_this_cpu_ptr(pcp)						\
-	ak_per_cpu_ptr(pcp, __ak_this_slot(ak_percpu_mode()))
+	ak_per_cpu_ptr(pcp, __ak_this_slot_op())
 #if AK_HAVE_ARCH_RSEQ
 # define __AK_RSEQ_MODE(m)	((m) <= AK_PERCPU_RSEQ_MM_CID)
 #else
@@ -283,6 +400,68 @@ static inline const size_t *__ak_percpu_stridep(const void *pcp)
 	return &((const struct __ak_percpu_hdr *)pcp - 1)->stride;
 }
 
+/*
+ * And where copy 0's address is kept: the sections take the base by
+ * address too, and from the header, on the stride's line, it costs no
+ * store of the pointer to the stack before each section.
+ */
+static inline void *const *__ak_percpu_basep(const void *pcp)
+{
+	return &((const struct __ak_percpu_hdr *)pcp - 1)->copy0;
+}
+
+/* A per-CPU variable as the sections take it: base and stride. */
+#define __AK_PCP(pcp)	__ak_percpu_basep(pcp), __ak_percpu_stridep(pcp)
+
+/*
+ * What an op of an rseq mode needs besides the variable: the thread's
+ * rseq area (rs: as __ak_rseq_area_peek() read it, NULL before the
+ * thread's first op) and the id field at off in it.
+ */
+struct __ak_rseq_ctx {
+	struct ak_rseq_abi *rs;
+	const uint32_t *idp;
+};
+
+static inline struct __ak_rseq_ctx __ak_rseq_ctx(struct ak_rseq_abi *rs,
+					       unsigned int off)
+{
+	struct __ak_rseq_ctx x;
+
+	x.rs = ak_likely(rs) ? rs : ak_rseq_thread();
+	x.idp = (const uint32_t *)(const void *)((const char *)x.rs + off);
+	return x;
+}
+
+/*
+ * The calling thread's rseq area as the ops read it first, with the
+ * mode's word: a load the compiler may keep out of a loop (it changes
+ * only at the thread's first op and at its exit), made on every path so
+ * that it may; NULL before the first op, which then registers the thread
+ * (ak_rseq_thread(): a plain load, so that a loop whose first load
+ * came before that pays a test, not a call, on each op).
+ */
+static inline struct ak_rseq_abi *__ak_rseq_area_peek(void)
+{
+#if AK_HAVE_ARCH_RSEQ
+	return (struct ak_rseq_abi *)(uintptr_t)
+		__ak_load_stable64(&__ak_rseq_area);
+#else
+	return NULL;
+#endif
+}
+
+static inline unsigned int __ak_rseq_id_off(enum ak_percpu_mode m)
+{
+	return __AK_RSEQ_ID_OFF(m);
+}
+
+/* The same for an op that found the mode's word 0: the slow way. */
+static inline struct __ak_rseq_ctx __ak_rseq_ctx_mode(enum ak_percpu_mode m)
+{
+	return __ak_rseq_ctx(ak_rseq_thread(), __ak_rseq_id_off(m));
+}
+
 /* ---- word-size ops: add_return and cmpxchg; the rest derive ---- */
 
 /*
@@ -294,16 +473,29 @@ __ak_inline uint##bits##_t						\
 __ak_this_cpu_add_return_elem##bits(uint##bits##_t *pcp, size_t i,	\
 				    uint##bits##_t v)			\
 {									\
-	enum ak_percpu_mode m = ak_percpu_mode();			\
+	unsigned int off = __ak_percpu_id_off_peek();			\
+	struct ak_rseq_abi *rsp = __ak_rseq_area_peek();		\
+	enum ak_percpu_mode m;						\
 	uint##bits##_t *p, old;						\
 									\
-	if (__AK_RSEQ_MODE(m)) {					\
-		struct ak_rseq_abi *rs = ak_rseq_thread();		\
-		const uint32_t *idp = ak_rseq_id_field(rs, m);		\
+	if (ak_likely(off)) {						\
+		struct __ak_rseq_ctx x = __ak_rseq_ctx(rsp, off);	\
 		void *base = &pcp[i];					\
+		void *const *bp = i ? &base : __ak_percpu_basep(pcp);	\
 									\
-		while (ak_unlikely(ak_rseq_add##bits(rs, idp, &base,	\
-				__ak_percpu_stridep(pcp), v, &old) < 0))	\
+		while (ak_unlikely(ak_rseq_add##bits(x.rs, x.idp, bp,	\
+				__ak_percpu_stridep(pcp), v, &old) < 0)) \
+			ak_rseq_count_abort();				\
+		return old + v;						\
+	}								\
+	m = __ak_percpu_mode_op();					\
+	if (__AK_RSEQ_MODE(m)) {					\
+		struct __ak_rseq_ctx x = __ak_rseq_ctx_mode(m);		\
+		void *base = &pcp[i];					\
+		void *const *bp = i ? &base : __ak_percpu_basep(pcp);	\
+									\
+		while (ak_unlikely(ak_rseq_add##bits(x.rs, x.idp, bp,	\
+				__ak_percpu_stridep(pcp), v, &old) < 0)) \
 			ak_rseq_count_abort();				\
 		return old + v;						\
 	}								\
@@ -324,16 +516,25 @@ __ak_inline uint##bits##_t						\
 __ak_this_cpu_cmpxchg##bits(uint##bits##_t *pcp, uint##bits##_t o,	\
 			    uint##bits##_t n)				\
 {									\
-	enum ak_percpu_mode m = ak_percpu_mode();			\
+	unsigned int off = __ak_percpu_id_off_peek();			\
+	struct ak_rseq_abi *rsp = __ak_rseq_area_peek();		\
+	enum ak_percpu_mode m;						\
 	uint##bits##_t *p, seen;					\
 									\
-	if (__AK_RSEQ_MODE(m)) {					\
-		struct ak_rseq_abi *rs = ak_rseq_thread();		\
-		const uint32_t *idp = ak_rseq_id_field(rs, m);		\
-		void *base = pcp;					\
+	if (ak_likely(off)) {						\
+		struct __ak_rseq_ctx x = __ak_rseq_ctx(rsp, off);	\
 									\
-		while (ak_unlikely(ak_rseq_cmpxchg##bits(rs, idp, &base, \
-				__ak_percpu_stridep(pcp), o, n, &seen) < 0)) \
+		while (ak_unlikely(ak_rseq_cmpxchg##bits(x.rs, x.idp,	\
+				__AK_PCP(pcp), o, n, &seen) < 0))	\
+			ak_rseq_count_abort();				\
+		return seen;						\
+	}								\
+	m = __ak_percpu_mode_op();					\
+	if (__AK_RSEQ_MODE(m)) {					\
+		struct __ak_rseq_ctx x = __ak_rseq_ctx_mode(m);		\
+									\
+		while (ak_unlikely(ak_rseq_cmpxchg##bits(x.rs, x.idp,	\
+				__AK_PCP(pcp), o, n, &seen) < 0))	\
 			ak_rseq_count_abort();				\
 		return seen;						\
 	}								\
@@ -343,7 +544,7 @@ __ak_this_cpu_cmpxchg##bits(uint##bits##_t *pcp, uint##bits##_t o,	\
 	return ak_cmpxchg_local(p, o, n);				\
 }									\
 __ak_inline uint##bits##_t						\
-__ak_this_cpu_xchg##bits(uint##bits##_t *pcp, uint##bits##_t v)	\
+__ak_this_cpu_xchg##bits(uint##bits##_t *pcp, uint##bits##_t v)		\
 {									\
 	for (;;) {							\
 		uint##bits##_t *p = ak_this_cpu_ptr(pcp);		\
@@ -392,16 +593,25 @@ __AK_PERCPU_WIDTH(64)
 __ak_inline ak_u128 ak_this_cpu_cmpxchg128(ak_u128 *pcp, ak_u128 o,
 					   ak_u128 n)
 {
-	enum ak_percpu_mode m = ak_percpu_mode();
+	unsigned int off = __ak_percpu_id_off_peek();
+	struct ak_rseq_abi *rsp = __ak_rseq_area_peek();
+	enum ak_percpu_mode m;
 	ak_u128 *p, seen;
 
-	if (__AK_RSEQ_MODE(m)) {
-		struct ak_rseq_abi *rs = ak_rseq_thread();
-		const uint32_t *idp = ak_rseq_id_field(rs, m);
-		void *base = pcp;
+	if (ak_likely(off)) {
+		struct __ak_rseq_ctx x = __ak_rseq_ctx(rsp, off);
 
-		while (ak_unlikely(ak_rseq_cmpxchg128(rs, idp, &base,
-				__ak_percpu_stridep(pcp), o, n, &seen) < 0))
+		while (ak_unlikely(ak_rseq_cmpxchg128(x.rs, x.idp,
+					__AK_PCP(pcp), o, n, &seen) < 0))
+			ak_rseq_count_abort();
+		return seen;
+	}
+	m = __ak_percpu_mode_op();
+	if (__AK_RSEQ_MODE(m)) {
+		struct __ak_rseq_ctx x = __ak_rseq_ctx_mode(m);
+
+		while (ak_unlikely(ak_rseq_cmpxchg128(x.rs, x.idp,
+					__AK_PCP(pcp), o, n, &seen) < 0))
 			ak_rseq_count_abort();
 		return seen;
 	}
@@ -455,18 +665,28 @@ static inline ak_u128 __ak_list_cmpxchg(enum ak_percpu_mode m,
 /* Pop the head of this CPU's list; NULL when it is empty. */
 __ak_inline void *ak_this_cpu_list_pop(struct ak_percpu_list *pcp)
 {
-	enum ak_percpu_mode m = ak_percpu_mode();
+	unsigned int off = __ak_percpu_id_off_peek();
+	struct ak_rseq_abi *rsp = __ak_rseq_area_peek();
+	enum ak_percpu_mode m;
 	struct ak_percpu_list *l;
 	void *node;
 
-	if (__AK_RSEQ_MODE(m)) {
-		struct ak_rseq_abi *rs = ak_rseq_thread();
-		const uint32_t *idp = ak_rseq_id_field(rs, m);
-		void *base = pcp;
+	if (ak_likely(off)) {
+		struct __ak_rseq_ctx x = __ak_rseq_ctx(rsp, off);
 		int rc;
 
-		while (ak_unlikely((rc = ak_rseq_list_pop(rs, idp, &base,
-				__ak_percpu_stridep(pcp), &node)) < 0))
+		while (ak_unlikely((rc = ak_rseq_list_pop(x.rs, x.idp,
+					__AK_PCP(pcp), &node)) < 0))
+			ak_rseq_count_abort();
+		return rc ? NULL : node;
+	}
+	m = __ak_percpu_mode_op();
+	if (__AK_RSEQ_MODE(m)) {
+		struct __ak_rseq_ctx x = __ak_rseq_ctx_mode(m);
+		int rc;
+
+		while (ak_unlikely((rc = ak_rseq_list_pop(x.rs, x.idp,
+					__AK_PCP(pcp), &node)) < 0))
 			ak_rseq_count_abort();
 		return rc ? NULL : node;
 	}
@@ -488,16 +708,25 @@ __ak_inline void *ak_this_cpu_list_pop(struct ak_percpu_list *pcp)
 __ak_inline void ak_this_cpu_list_push(struct ak_percpu_list *pcp,
 				       void *node)
 {
-	enum ak_percpu_mode m = ak_percpu_mode();
+	unsigned int off = __ak_percpu_id_off_peek();
+	struct ak_rseq_abi *rsp = __ak_rseq_area_peek();
+	enum ak_percpu_mode m;
 	struct ak_percpu_list *l;
 
-	if (__AK_RSEQ_MODE(m)) {
-		struct ak_rseq_abi *rs = ak_rseq_thread();
-		const uint32_t *idp = ak_rseq_id_field(rs, m);
-		void *base = pcp;
+	if (ak_likely(off)) {
+		struct __ak_rseq_ctx x = __ak_rseq_ctx(rsp, off);
 
-		while (ak_unlikely(ak_rseq_list_push(rs, idp, &base,
-				__ak_percpu_stridep(pcp), node) < 0))
+		while (ak_unlikely(ak_rseq_list_push(x.rs, x.idp,
+					__AK_PCP(pcp), node) < 0))
+			ak_rseq_count_abort();
+		return;
+	}
+	m = __ak_percpu_mode_op();
+	if (__AK_RSEQ_MODE(m)) {
+		struct __ak_rseq_ctx x = __ak_rseq_ctx_mode(m);
+
+		while (ak_unlikely(ak_rseq_list_push(x.rs, x.idp,
+					__AK_PCP(pcp), node) < 0))
 			ak_rseq_count_abort();
 		return;
 	}
@@ -553,17 +782,26 @@ static inline void __ak_array_unlock(struct ak_percpu_array *a)
 __ak_inline int ak_this_cpu_array_push(struct ak_percpu_array *pcp,
 				       unsigned long limit, void *obj)
 {
-	enum ak_percpu_mode m = ak_percpu_mode();
+	unsigned int off = __ak_percpu_id_off_peek();
+	struct ak_rseq_abi *rsp = __ak_rseq_area_peek();
+	enum ak_percpu_mode m;
 	struct ak_percpu_array *a;
 	int rc = 1;
 
-	if (__AK_RSEQ_MODE(m)) {
-		struct ak_rseq_abi *rs = ak_rseq_thread();
-		const uint32_t *idp = ak_rseq_id_field(rs, m);
-		void *base = pcp;
+	if (ak_likely(off)) {
+		struct __ak_rseq_ctx x = __ak_rseq_ctx(rsp, off);
 
-		while (ak_unlikely((rc = ak_rseq_array_push(rs, idp, &base,
-				__ak_percpu_stridep(pcp), limit, obj)) < 0))
+		while (ak_unlikely((rc = ak_rseq_array_push(x.rs, x.idp,
+					__AK_PCP(pcp), limit, obj)) < 0))
+			ak_rseq_count_abort();
+		return rc;
+	}
+	m = __ak_percpu_mode_op();
+	if (__AK_RSEQ_MODE(m)) {
+		struct __ak_rseq_ctx x = __ak_rseq_ctx_mode(m);
+
+		while (ak_unlikely((rc = ak_rseq_array_push(x.rs, x.idp,
+					__AK_PCP(pcp), limit, obj)) < 0))
 			ak_rseq_count_abort();
 		return rc;
 	}
@@ -582,18 +820,28 @@ __ak_inline int ak_this_cpu_array_push(struct ak_percpu_array *pcp,
 /* The last object stored, or NULL when the array is empty (or busy). */
 __ak_inline void *ak_this_cpu_array_pop(struct ak_percpu_array *pcp)
 {
-	enum ak_percpu_mode m = ak_percpu_mode();
+	unsigned int off = __ak_percpu_id_off_peek();
+	struct ak_rseq_abi *rsp = __ak_rseq_area_peek();
+	enum ak_percpu_mode m;
 	struct ak_percpu_array *a;
 	void *obj = NULL;
 
-	if (__AK_RSEQ_MODE(m)) {
-		struct ak_rseq_abi *rs = ak_rseq_thread();
-		const uint32_t *idp = ak_rseq_id_field(rs, m);
-		void *base = pcp;
+	if (ak_likely(off)) {
+		struct __ak_rseq_ctx x = __ak_rseq_ctx(rsp, off);
 		int rc;
 
-		while (ak_unlikely((rc = ak_rseq_array_pop(rs, idp, &base,
-				__ak_percpu_stridep(pcp), &obj)) < 0))
+		while (ak_unlikely((rc = ak_rseq_array_pop(x.rs, x.idp,
+					__AK_PCP(pcp), &obj)) < 0))
+			ak_rseq_count_abort();
+		return rc ? NULL : obj;
+	}
+	m = __ak_percpu_mode_op();
+	if (__AK_RSEQ_MODE(m)) {
+		struct __ak_rseq_ctx x = __ak_rseq_ctx_mode(m);
+		int rc;
+
+		while (ak_unlikely((rc = ak_rseq_array_pop(x.rs, x.idp,
+					__AK_PCP(pcp), &obj)) < 0))
 			ak_rseq_count_abort();
 		return rc ? NULL : obj;
 	}
@@ -631,18 +879,22 @@ __ak_inline void ak_this_cpu_add_elem64(uint64_t *pcp, size_t i,
  */
 __ak_inline void *ak_this_cpu_array_ptr_pop(void *const *pcp)
 {
-	enum ak_percpu_mode m = ak_percpu_mode();
-	void *base = (void *)pcp, *obj;
-	struct ak_rseq_abi *rs;
-	const uint32_t *idp;
+	unsigned int off = __ak_percpu_id_off_peek();
+	struct ak_rseq_abi *rsp = __ak_rseq_area_peek();
+	enum ak_percpu_mode m;
+	void *obj;
+	struct __ak_rseq_ctx x;
 	int rc;
 
-	if (!ak_percpu_mode_is_rseq(m))
-		return NULL;
-	rs = ak_rseq_thread();
-	idp = ak_rseq_id_field(rs, m);
-	while (ak_unlikely((rc = ak_rseq_array_ptr_pop(rs, idp, &base,
-			__ak_percpu_stridep(pcp), &obj)) < 0))
+	if (ak_unlikely(!off)) {
+		m = __ak_percpu_mode_op();
+		if (!ak_percpu_mode_is_rseq(m))
+			return NULL;
+		off = __ak_rseq_id_off(m);
+	}
+	x = __ak_rseq_ctx(rsp, off);
+	while (ak_unlikely((rc = ak_rseq_array_ptr_pop(x.rs, x.idp,
+				__AK_PCP(pcp), &obj)) < 0))
 		ak_rseq_count_abort();
 	return rc ? NULL : obj;
 }
@@ -651,18 +903,21 @@ __ak_inline void *ak_this_cpu_array_ptr_pop(void *const *pcp)
 __ak_inline int ak_this_cpu_array_ptr_push(void *const *pcp,
 					   unsigned long limit, void *obj)
 {
-	enum ak_percpu_mode m = ak_percpu_mode();
-	void *base = (void *)pcp;
-	struct ak_rseq_abi *rs;
-	const uint32_t *idp;
+	unsigned int off = __ak_percpu_id_off_peek();
+	struct ak_rseq_abi *rsp = __ak_rseq_area_peek();
+	enum ak_percpu_mode m;
+	struct __ak_rseq_ctx x;
 	int rc;
 
-	if (!ak_percpu_mode_is_rseq(m))
-		return 1;
-	rs = ak_rseq_thread();
-	idp = ak_rseq_id_field(rs, m);
-	while (ak_unlikely((rc = ak_rseq_array_ptr_push(rs, idp, &base,
-			__ak_percpu_stridep(pcp), limit, obj)) < 0))
+	if (ak_unlikely(!off)) {
+		m = __ak_percpu_mode_op();
+		if (!ak_percpu_mode_is_rseq(m))
+			return 1;
+		off = __ak_rseq_id_off(m);
+	}
+	x = __ak_rseq_ctx(rsp, off);
+	while (ak_unlikely((rc = ak_rseq_array_ptr_push(x.rs, x.idp,
+				__AK_PCP(pcp), limit, obj)) < 0))
 		ak_rseq_count_abort();
 	return rc;
 }
@@ -677,21 +932,24 @@ __ak_inline unsigned long ak_this_cpu_array_ptr_pop_n(void *const *pcp,
 						      void **dst,
 						      unsigned long n)
 {
-	enum ak_percpu_mode m = ak_percpu_mode();
-	void *base = (void *)pcp;
-	struct ak_rseq_abi *rs;
-	const uint32_t *idp;
+	unsigned int off = __ak_percpu_id_off_peek();
+	struct ak_rseq_abi *rsp = __ak_rseq_area_peek();
+	enum ak_percpu_mode m;
+	struct __ak_rseq_ctx x;
 	unsigned long k;
 	int rc;
 
-	if (!ak_percpu_mode_is_rseq(m))
-		return 0;
-	rs = ak_rseq_thread();
-	idp = ak_rseq_id_field(rs, m);
+	if (ak_unlikely(!off)) {
+		m = __ak_percpu_mode_op();
+		if (!ak_percpu_mode_is_rseq(m))
+			return 0;
+		off = __ak_rseq_id_off(m);
+	}
+	x = __ak_rseq_ctx(rsp, off);
 	for (;;) {
 		k = n;
-		rc = ak_rseq_array_ptr_pop_n(rs, idp, &base,
-					     __ak_percpu_stridep(pcp), dst, &k);
+		rc = ak_rseq_array_ptr_pop_n(x.rs, x.idp, __AK_PCP(pcp),
+					      dst, &k);
 		if (ak_likely(rc >= 0))
 			return rc ? 0 : k;
 		ak_rseq_count_abort();
@@ -703,22 +961,24 @@ __ak_inline unsigned long ak_this_cpu_array_ptr_push_n(void *const *pcp,
 						       void *const *src,
 						       unsigned long n)
 {
-	enum ak_percpu_mode m = ak_percpu_mode();
-	void *base = (void *)pcp;
-	struct ak_rseq_abi *rs;
-	const uint32_t *idp;
+	unsigned int off = __ak_percpu_id_off_peek();
+	struct ak_rseq_abi *rsp = __ak_rseq_area_peek();
+	enum ak_percpu_mode m;
+	struct __ak_rseq_ctx x;
 	unsigned long k;
 	int rc;
 
-	if (!ak_percpu_mode_is_rseq(m))
-		return 0;
-	rs = ak_rseq_thread();
-	idp = ak_rseq_id_field(rs, m);
+	if (ak_unlikely(!off)) {
+		m = __ak_percpu_mode_op();
+		if (!ak_percpu_mode_is_rseq(m))
+			return 0;
+		off = __ak_rseq_id_off(m);
+	}
+	x = __ak_rseq_ctx(rsp, off);
 	for (;;) {
 		k = n;
-		rc = ak_rseq_array_ptr_push_n(rs, idp, &base,
-					      __ak_percpu_stridep(pcp), limit,
-					      src, &k);
+		rc = ak_rseq_array_ptr_push_n(x.rs, x.idp, __AK_PCP(pcp),
+					      limit, src, &k);
 		if (ak_likely(rc >= 0))
 			return rc ? 0 : k;
 		ak_rseq_count_abort();

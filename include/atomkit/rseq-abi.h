@@ -94,13 +94,86 @@ extern __thread struct ak_rseq_abi *__ak_rseq_area
 struct ak_rseq_abi *__ak_rseq_thread_init(void);
 struct ak_rseq_abi *__ak_rseq_thread_try_init(void);
 
-/* Counts an aborted critical section (all threads together). */
-void __ak_rseq_count_abort(void);
+/*
+ * The aborts of the calling thread's critical sections are counted in a
+ * counter of its own (a word no other thread writes; src/rseq.c keeps
+ * every thread's and sums them when asked), claimed at its first abort:
+ * the abort path then costs one increment, with no atomic on a line that
+ * every thread shares.
+ */
+extern __thread unsigned long *__ak_rseq_abort_ctr
+	__attribute__((tls_model("initial-exec")));
+unsigned long *__ak_rseq_abort_ctr_init(void);
 
 #ifdef __cplusplus
 }
 #endif
 
+/*
+ * Counts an aborted critical section of the calling thread.  Only its
+ * own thread writes the counter, so a plain increment would do but for
+ * the readers, which must see whole words: a relaxed store.
+ */
+static inline void __ak_rseq_count_abort(void)
+{
+	unsigned long *c = __ak_rseq_abort_ctr;
+
+	if (ak_unlikely(!c))
+		c = __ak_rseq_abort_ctr_init();
+	__atomic_store_n(c, *c + 1, __ATOMIC_RELAXED);
+}
+
+/*
+ * A load that the compiler may merge with any other of the same address
+ * and keep out of a loop, past the critical sections' memory clobbers:
+ * for a word that does not change while any per-CPU op can run (glibc's
+ * rseq offset, the per-CPU mode).  Like the kernel's this_cpu_read_stable:
+ * an asm that does not say it reads memory.  Where no arch asm is known,
+ * a plain load (correct; only kept in the loop).
+ */
+#if defined(__x86_64__)
+# define __AK_LOAD_STABLE32	"movl (%1), %0"
+# define __AK_LOAD_STABLE64	"movq (%1), %0"
+# define __AK_LOAD_STABLE_BASE	"r"
+#elif defined(__aarch64__)
+# define __AK_LOAD_STABLE32	"ldr %w0, [%1]"
+# define __AK_LOAD_STABLE64	"ldr %0, [%1]"
+# define __AK_LOAD_STABLE_BASE	"r"
+#elif defined(__powerpc64__)
+# define __AK_LOAD_STABLE32	"lwz %0, 0(%1)"
+# define __AK_LOAD_STABLE64	"ld %0, 0(%1)"
+# define __AK_LOAD_STABLE_BASE	"b"	/* r0 as a base reads as 0 */
+#endif
+
+#ifdef __AK_LOAD_STABLE32
+static inline uint32_t __ak_load_stable32(const void *p)
+{
+	uint32_t v;
+
+	__asm__(__AK_LOAD_STABLE32 : "=r"(v) : __AK_LOAD_STABLE_BASE(p));
+	return v;
+}
+
+static inline uint64_t __ak_load_stable64(const void *p)
+{
+	uint64_t v;
+
+	__asm__(__AK_LOAD_STABLE64 : "=r"(v) : __AK_LOAD_STABLE_BASE(p));
+	return v;
+}
+#else
+static inline uint32_t __ak_load_stable32(const void *p)
+{
+	return __atomic_load_n((const uint32_t *)p, __ATOMIC_RELAXED);
+}
+
+static inline uint64_t __ak_load_stable64(const void *p)
+{
+	return __atomic_load_n((const uint64_t *)p, __ATOMIC_RELAXED);
+}
+#endif
+
+/* The calling thread's rseq area, registered at its first call. */
 static inline struct ak_rseq_abi *ak_rseq_thread(void)
 {
 	struct ak_rseq_abi *rs = __ak_rseq_area;
