@@ -4,7 +4,12 @@
  * either half alone, and the old cmpxchg_double form, whose two words map
  * onto the halves differently on little- and big-endian.
  */
+#include <pthread.h>
+#include <signal.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/wait.h>
 #include "variants.h"
 
 #define HI 0x8000000000000001ull
@@ -203,12 +208,82 @@ static void test_have_cmpxchg128(void **state)
 		      ak_have_cmpxchg128() ? "yes" : "no (lock-based emulation)");
 }
 
+static ak_u128 forked_word;
+static int hammer_stop, hammer_running;
+
+static void *hammer(void *arg)
+{
+	(void)arg;
+	__atomic_store_n(&hammer_running, 1, __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&hammer_stop, __ATOMIC_RELAXED)) {
+		ak_u128 o = forked_word;
+
+		ak_cmpxchg128_lockemu(&forked_word, o, o + 1);
+	}
+	return NULL;
+}
+
+/* waitpid for up to ten seconds, then SIGKILL: -1 if it had to */
+static int wait_or_kill(pid_t pid)
+{
+	struct timespec ms = { 0, 1000000 };
+	int status, i;
+
+	for (i = 0; i < 10000; i++) {
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			return WIFEXITED(status) ? WEXITSTATUS(status) : 100;
+		nanosleep(&ms, NULL);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	return -1;
+}
+
+/*
+ * fork() while another thread runs the lock-emulated cmpxchg128 without a
+ * pause: the child's own on the same word must finish.  A lock inherited
+ * held would spin with every signal blocked, past any alarm(), so the
+ * parent kills a child that has not exited in time.
+ */
+static void test_lockemu_fork(void **state)
+{
+	unsigned long i, n = ak_test_iters(200);
+	pthread_t t;
+
+	(void)state;
+	__atomic_store_n(&hammer_stop, 0, __ATOMIC_RELAXED);
+	assert_int_equal(pthread_create(&t, NULL, hammer, NULL), 0);
+	/* forking before it runs would fork qemu-user's clone_lock held */
+	while (!__atomic_load_n(&hammer_running, __ATOMIC_ACQUIRE))
+		sched_yield();
+	for (i = 0; i < n; i++) {
+		pid_t pid = fork();
+		int rc;
+
+		if (pid == 0) {
+			ak_u128 o = forked_word;
+
+			_exit(ak_cmpxchg128_lockemu(&forked_word, o, o + 1) == o &&
+			      forked_word == o + 1 ? 0 : 1);
+		}
+		assert_true(pid > 0);
+		rc = wait_or_kill(pid);
+		if (rc)
+			fail_msg("fork %lu of %lu: the child %s", i + 1, n,
+				 rc < 0 ? "never finished its cmpxchg128 (killed)"
+					: "saw a wrong value");
+	}
+	__atomic_store_n(&hammer_stop, 1, __ATOMIC_RELAXED);
+	assert_int_equal(pthread_join(t, NULL), 0);
+}
+
 int main(void)
 {
 	static const struct CMUnitTest api[] = {
 		AK_TEST(test_api),
 		AK_TEST(test_cmpxchg_double),
 		AK_TEST(test_have_cmpxchg128),
+		AK_TEST(test_lockemu_fork),
 	};
 
 	return ak_run_with_variants("cmpxchg128", api, AK_ARRAY_SIZE(api),
