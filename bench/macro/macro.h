@@ -340,4 +340,53 @@ static inline void run_threads(const char *name, unsigned n,
 		pthread_join(tid[i], NULL);
 }
 
+/* A thread's share of o->n numbered operations, and what it adds up. */
+struct op_range {
+	uint64_t from, to;	/* its operations */
+	struct tally tally;
+};
+
+/*
+ * Split o->n operations into o->threads contiguous ranges, run fn on each
+ * (an op_range) and print "<workload>: objects N bytes B checksum X".
+ */
+static inline void run_ranges(const struct macro_opts *o,
+			      const char *workload, void *(*fn)(void *))
+{
+	struct op_range *t = calloc(o->threads, sizeof(*t));
+	unsigned i;
+
+	if (!t)
+		die(o->name, "%s", "out of memory");
+	for (i = 0; i < o->threads; i++) {
+		t[i].from = o->n * i / o->threads;
+		t[i].to = o->n * (i + 1) / o->threads;
+	}
+	run_threads(o->name, o->threads, fn, t, sizeof(*t));
+	print_tally(workload, "objects", o->n, t, o->threads, sizeof(*t),
+		    offsetof(struct op_range, tally));
+	free(t);
+}
+
+/*
+ * Check and free what @n slots still hold, and the table: the sum of the
+ * words checked.  size_of gives an object's size from its number.
+ */
+static inline uint64_t slots_drain(const char *name, struct mobj **slot,
+				   uint64_t n, uint64_t seed,
+				   uint64_t (*size_of)(uint64_t id))
+{
+	uint64_t i, sum = 0;
+
+	for (i = 0; i < n; i++) {
+		if (slot[i]) {
+			sum += mobj_check(name, slot[i], slot[i]->id,
+					  size_of(slot[i]->id), seed);
+			free(slot[i]);
+		}
+	}
+	free(slot);
+	return sum;
+}
+
 #endif /* AK_MACRO_H */

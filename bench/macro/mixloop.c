@@ -21,11 +21,6 @@
 
 #define MAX_CLASS 6
 
-struct thread {
-	uint64_t from, to;	/* its operations */
-	struct tally tally;
-};
-
 static struct macro_opts opt;
 static uint64_t slots;
 
@@ -36,7 +31,7 @@ static uint64_t obj_size(uint64_t id)
 
 static void *work(void *arg)
 {
-	struct thread *t = arg;
+	struct op_range *t = arg;
 	struct mobj **slot = calloc(slots, sizeof(*slot)), *old;
 	uint64_t id, size, sum = 0, bytes = 0, i;
 
@@ -55,14 +50,7 @@ static void *work(void *arg)
 		slot[i] = mobj_alloc(opt.name, size);
 		mobj_fill(slot[i], id, size, opt.seed);
 	}
-	for (i = 0; i < slots; i++) {
-		if (slot[i]) {
-			sum += mobj_check(opt.name, slot[i], slot[i]->id,
-					  obj_size(slot[i]->id), opt.seed);
-			free(slot[i]);
-		}
-	}
-	free(slot);
+	sum += slots_drain(opt.name, slot, slots, opt.seed, obj_size);
 	t->tally.sum = sum;
 	t->tally.bytes = bytes;
 	return NULL;
@@ -70,22 +58,9 @@ static void *work(void *arg)
 
 int main(int argc, char **argv)
 {
-	struct thread *t;
-	unsigned i;
-
 	parse_opts(&opt, argc, argv, 'l', 1ull << 24, 1,
 		   "-t THREADS -n OPERATIONS [-l SLOTS (1000)] [-s SEED]");
 	slots = opt.extra ? opt.extra : 1000;
-	t = calloc(opt.threads, sizeof(*t));
-	if (!t)
-		die(opt.name, "%s", "out of memory");
-	for (i = 0; i < opt.threads; i++) {
-		t[i].from = opt.n * i / opt.threads;
-		t[i].to = opt.n * (i + 1) / opt.threads;
-	}
-	run_threads(opt.name, opt.threads, work, t, sizeof(*t));
-	print_tally("mixloop", "objects", opt.n, t, opt.threads, sizeof(*t),
-		    offsetof(struct thread, tally));
-	free(t);
+	run_ranges(&opt, "mixloop", work);
 	return 0;
 }

@@ -23,11 +23,6 @@
 
 #define MAX_CLASS 15
 
-struct thread {
-	uint64_t from, to;	/* its operations */
-	struct tally tally;
-};
-
 static struct macro_opts opt;
 static uint64_t slots;
 
@@ -38,7 +33,7 @@ static uint64_t obj_size(uint64_t id)
 
 static void *work(void *arg)
 {
-	struct thread *t = arg;
+	struct op_range *t = arg;
 	struct mobj **slot = calloc(slots, sizeof(*slot)), *o, *old;
 	uint64_t id, size, old_size, sum = 0, bytes = 0, i;
 
@@ -72,14 +67,7 @@ static void *work(void *arg)
 		mobj_fill(o, id, size, opt.seed);
 		slot[i] = o;
 	}
-	for (i = 0; i < slots; i++) {
-		if (slot[i]) {
-			sum += mobj_check(opt.name, slot[i], slot[i]->id,
-					  obj_size(slot[i]->id), opt.seed);
-			free(slot[i]);
-		}
-	}
-	free(slot);
+	sum += slots_drain(opt.name, slot, slots, opt.seed, obj_size);
 	t->tally.sum = sum;
 	t->tally.bytes = bytes;
 	return NULL;
@@ -87,22 +75,9 @@ static void *work(void *arg)
 
 int main(int argc, char **argv)
 {
-	struct thread *t;
-	unsigned i;
-
 	parse_opts(&opt, argc, argv, 'l', 1ull << 24, 1,
 		   "-t THREADS -n OPERATIONS [-l SLOTS (1000)] [-s SEED]");
 	slots = opt.extra ? opt.extra : 1000;
-	t = calloc(opt.threads, sizeof(*t));
-	if (!t)
-		die(opt.name, "%s", "out of memory");
-	for (i = 0; i < opt.threads; i++) {
-		t[i].from = opt.n * i / opt.threads;
-		t[i].to = opt.n * (i + 1) / opt.threads;
-	}
-	run_threads(opt.name, opt.threads, work, t, sizeof(*t));
-	print_tally("sizemix", "objects", opt.n, t, opt.threads, sizeof(*t),
-		    offsetof(struct thread, tally));
-	free(t);
+	run_ranges(&opt, "sizemix", work);
 	return 0;
 }
