@@ -149,33 +149,7 @@ static void list_placements(void)
 	}
 }
 
-/* One "key": "value" member of --describe's object, JSON-escaped. */
-static void describe_member(const char *key, const char *value)
-{
-	static int members;
-	const unsigned char *c;
-
-	printf("%s\n  \"%s\": \"", members++ ? "," : "{", key);
-	for (c = (const unsigned char *)value; *c; c++) {
-		if (*c == '"' || *c == '\\')
-			printf("\\%c", *c);
-		else if (*c < 0x20)
-			printf("\\u%04x", *c);
-		else
-			putchar(*c);
-	}
-	putchar('"');
-}
-
-static const struct {
-	const char *name, *prefix, *needs, *title;
-} suites[] = {
-#define AKB_SUITE_INFO(s, prefix, needs, title) { #s, prefix, needs, title },
-	AKB_SUITES(AKB_SUITE_INFO)
-#undef AKB_SUITE_INFO
-};
-#define NR_SUITES ((int)(sizeof(suites) / sizeof(suites[0])))
-
+/* s as a JSON string, quoted and escaped. */
 static void json_puts(const char *s)
 {
 	const unsigned char *c;
@@ -191,6 +165,24 @@ static void json_puts(const char *s)
 	}
 	putchar('"');
 }
+
+/* One "key": "value" member of --describe's object, JSON-escaped. */
+static void describe_member(const char *key, const char *value)
+{
+	static int members;
+
+	printf("%s\n  \"%s\": ", members++ ? "," : "{", key);
+	json_puts(value);
+}
+
+static const struct {
+	const char *name, *prefix, *needs, *title;
+} suites[] = {
+#define AKB_SUITE_INFO(s, prefix, needs, title) { #s, prefix, needs, title },
+	AKB_SUITES(AKB_SUITE_INFO)
+#undef AKB_SUITE_INFO
+};
+#define NR_SUITES ((int)(sizeof(suites) / sizeof(suites[0])))
 
 /*
  * "harness,slab" into a mask of (1 << index) of suites[]; every suite if
