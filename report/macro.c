@@ -49,7 +49,8 @@ static const struct member m_top[] = {
 static const struct member m_alloc[] = {
 	{ "name", M_STR }, { "kind", M_STR }, { "library", M_STR | M_NULL },
 	{ "preload", M_STR | M_NULL }, { "env", M_OBJ }, { "status", M_STR },
-	{ "reason", M_STR | M_OPT }, { NULL, 0 },
+	{ "reason", M_STR | M_OPT }, { "variant_of", M_STR | M_OPT },
+	{ NULL, 0 },
 };
 
 /* a workload that ran has the M_OPT members but reason and tree */
@@ -316,6 +317,13 @@ static char *check_macro(const json_t *m)
 		if (!e && alloc_of(m, jstr(v, "name")) != v)
 			e = rp_asprintf("%s.name: \"%s\" is listed twice", w,
 					jstr(v, "name"));
+		if (!e && json_object_get(v, "variant_of") &&
+		    (!jis(v, "kind", "design") ||
+		     !jis(alloc_of(m, jstr(v, "variant_of")), "kind",
+			  "design")))
+			e = rp_asprintf("%s.variant_of: \"%s\" is not a design of this file, or %s is not one",
+					w, jstr(v, "variant_of"),
+					jstr(v, "name"));
 		free(w);
 		if (e)
 			return e;
@@ -462,9 +470,11 @@ static bool mstat_of(const json_t *wl, const char *alloc, struct mstat *m)
 
 /*
  * Of the allocators of kind ("design", "system") that ran wl, but the
- * one named but: the one whose mean figure k is the lowest (the highest
- * where highest), its means in *out; only those with a run that was ok,
- * or where whole, those with no run that failed.  NULL if none.
+ * one named but and a design's variants (a knob changed: they are shown
+ * beside their design, never picked): the one whose mean figure k is the
+ * lowest (the highest where highest), its means in *out; only those with
+ * a run that was ok, or where whole, those with no run that failed.
+ * NULL if none.
  */
 static const char *pick(const json_t *m, const json_t *wl, const char *kind,
 			const char *but, int k, bool highest, bool whole,
@@ -477,6 +487,7 @@ static const char *pick(const json_t *m, const json_t *wl, const char *kind,
 
 	for (i = 0; (a = nth_ran(m, "allocators", i)); i++) {
 		if (!jis(a, "kind", kind) || (but && jis(a, "name", but)) ||
+		    json_object_get(a, "variant_of") ||
 		    !mstat_of(wl, jstr(a, "name"), &st) ||
 		    (whole && st.failed))
 			continue;
@@ -858,6 +869,73 @@ static void macro_targets(const struct rp_set *s, const json_t *m)
 	goals_left_out(m);
 }
 
+/*
+ * Each variant of a design (the same design with a knob changed, e.g.
+ * the per-CPU partial slabs off) beside its design, per workload: what
+ * the knob buys in elapsed time and in refills of the per-CPU level.
+ */
+static void variant_table(const struct rp_set *s, const json_t *m)
+{
+	double dv[NR_CFIELDS], vv[NR_CFIELDS];
+	const json_t *wl, *a;
+	struct mstat ds, vs;
+	struct rp_tab t;
+	const char *key;
+	json_t *x;
+	size_t i, j;
+	int rows = 0;
+
+	rp_tab_init(&t, "lllrrrrr");
+	rp_row(&t, "workload|design|variant|design s|variant s|variant / design|design refills|variant refills");
+	for (i = 0; (wl = nth_ran(m, "workloads", i)); i++)
+		for (j = 0; (a = nth_ran(m, "allocators", j)); j++) {
+			const char *d = jstr(a, "variant_of");
+			char *env = rp_strdup("");
+
+			if (!*d || !mstat_of(wl, d, &ds) ||
+			    !mstat_of(wl, jstr(a, "name"), &vs)) {
+				free(env);
+				continue;
+			}
+			json_object_foreach(json_object_get(a, "env"), key, x) {
+				char *e;
+
+				if (!strcmp(key, "AK_MALLOC_DESIGN"))
+					continue;
+				e = rp_asprintf("%s%s%s=%s", env, *env ? " " : "",
+						key, json_string_value(x) ?
+						json_string_value(x) : "");
+				free(env);
+				env = e;
+			}
+			rows++;
+			rp_cell_as(&t, 't', jstr(wl, "name"));
+			rp_cell_as(&t, 't', d);
+			rp_cell(&t, "%s", rp_md('c', env));
+			rp_cell(&t, "%s%s", rp_num(ds.f[F_ELAPSED].v),
+				rp_range(&ds.f[F_ELAPSED]));
+			rp_cell(&t, "%s%s", rp_num(vs.f[F_ELAPSED].v),
+				rp_range(&vs.f[F_ELAPSED]));
+			rp_cell(&t, "%s", rp_num(vs.f[F_ELAPSED].v /
+						 ds.f[F_ELAPSED].v));
+			if (counters_of(wl, d, dv) &&
+			    counters_of(wl, jstr(a, "name"), vv)) {
+				rp_cell(&t, "%s", rp_count(dv[1]));
+				rp_cell(&t, "%s", rp_count(vv[1]));
+			} else {
+				rp_cell(&t, "–");
+				rp_cell(&t, "–");
+			}
+			free(env);
+		}
+	if (!rows)
+		return;
+	rp_head(s, "Each design beside its variants: one knob changed, the same program",
+		NULL, NULL, NULL);
+	puts("Means over the runs that were ok (min - max); a variant is its design run with the environment shown (doc/malloc.md), never counted in the targets. AK_SLAB_CPU_PARTIAL=0: no per-CPU partial slabs, so a slab that a free makes partial goes to the node's list under its lock and every refill takes the node lock, as SLUB before 2011 (the 2011 per-CPU partial list patches: refills and elapsed time with and without the list). refills: a per-CPU level ran empty and the slow path went to the slab lists.\n");
+	rp_tab_print(&t);
+}
+
 void rp_macro_tables(const struct rp_set *s)
 {
 	const json_t *m = s->macro, *wl;
@@ -894,6 +972,7 @@ void rp_macro_tables(const struct rp_set *s)
 	left_out(m, "workloads", "Workloads left out: ");
 	left_out(m, "allocators", "Allocators left out: ");
 	macro_targets(s, m);
+	variant_table(s, m);
 }
 
 /* ---- plots: time and RSS relative to the baseline, per workload ---- */

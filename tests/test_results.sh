@@ -652,7 +652,27 @@ if fixture "counters fixture" "$counters/macro.json"; then
 		'0,/"output_sha256"/s//"malloc_counters": {}, "output_sha256"/'
 	damage "counters: none reported in a run that is ok" 'workloads[0].results[4].runs[0].malloc_counters.processes: 0 in a run that is ok' \
 		'0,/"processes": [0-9]*/s//"processes": 0/'
+	damage "variant of a system allocator" 'allocators[4].variant_of: "glibc" is not a design of this file' \
+		'0,/"env": {"AK_MALLOC_DESIGN": "slub-tid"}/s//"variant_of": "glibc", &/'
 	damaged=
+
+	# a variant (slub-local relabelled as slub-tid with a knob) is shown
+	# beside its design on every workload, never in the targets
+	rm -rf "$tmp/var"
+	cp -r "$counters" "$tmp/var"
+	sed -i 's/"env": {"AK_MALLOC_DESIGN": "slub-local"}/"variant_of": "slub-tid", "env": {"AK_MALLOC_DESIGN": "slub-tid", "AK_SLAB_CPU_PARTIAL": "0"}/' \
+		"$tmp/var/macro.json"
+	"$report" tables "$tmp/var" >"$tmp/v.md" 2>"$tmp/err"
+	rc=$?
+	section "$tmp/v.md" "Each design beside its variants" >"$tmp/vt"
+	section "$tmp/v.md" "Targets of the whole programs" >"$tmp/mt"
+	rows=$(grep -c '^| [a-z0-9-]* | slub-tid | `AK_SLAB_CPU_PARTIAL=0` | [0-9.]' "$tmp/vt")
+	if [ $rc -eq 0 ] && [ "$rows" -eq "$nw" ] && [ -s "$tmp/mt" ] &&
+	    ! grep -q 'slub-local' "$tmp/mt"; then
+		ok "variants: beside their design on all $nw workloads, not in the targets"
+	else
+		not_ok "variants: exit $rc, $rows of $nw rows, targets: $(grep -c slub-local "$tmp/mt") naming the variant"
+	fi
 fi
 
 # An interrupted run: killed in the middle of a suite.
