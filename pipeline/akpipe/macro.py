@@ -268,7 +268,9 @@ def tables(s, head):
       "there are several (the spread the other tables show). elapsed / "
       f"{b}: the ratio of the means (below 1: faster than {b}). Failed "
       "runs: not ok (an exit status, a signal, the time limit, or an output"
-      f" other than {b}'s), left out of the means; the note says why.\n")
+      f" other than {b}'s), left out of the means; the note says why. The "
+      "shape of the 2009 kernel-build check of SLAB, SLUB and SLQB (user, "
+      "system and elapsed time of make -j8).\n")
     if macro_version(m) < 2:
         w("\nNo counters of libatomkit-malloc.so beside the tables: the set "
           "predates them (ak\\_macro\\_schema 1).\n")

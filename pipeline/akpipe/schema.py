@@ -129,6 +129,16 @@ def check_row(row, where):
         if want:
             probs.append(f"{where}.{k}: expected {want}, found {jtype(v)}")
             del row[k]
+    for k in ("real_time", "cpu_time"):
+        v = row.get(k, 0)
+        if row.get("run_type", "iteration") == "iteration" and \
+                row.get("error_occurred") is not True and (
+                    v is None or is_num(v) and v < 0):
+            probs.append(f"{where}.{k}: " + (
+                "NaN or null: not a time" if v is None else
+                f"{v:g} is negative: times are never below 0") +
+                ": the field is dropped")
+            del row[k]
     if not had_name:
         probs.append(f"{where}: no name: row left out")
     if "name" not in row:

@@ -214,9 +214,11 @@ def _load_machine(s):
     probs, why = schema.check_machine(doc)
     for p in probs:
         s.msg(f"{path}: {p}")
+    if isinstance(doc, dict) and isinstance(doc.get("ak_schema"), str):
+        s.schema = doc["ak_schema"]
     if why:
         return s.msg(f"{path}: {why}", True)
-    s.machine, s.schema = doc, doc["ak_schema"]
+    s.machine = doc
     s.counter = s.mach("ak_counter")
     if not s.counter:
         return s.msg(f"{path}: no ak_counter: figures in ns only")

@@ -76,6 +76,8 @@ def md(kind, s):
     for c in s:
         if c in "\n\r\t":
             out.append(" ")
+        elif not mdown and kind == "t" and c == "`":
+            continue
         elif mdown and kind == "c" and c == "`":
             out.append("'")
         elif mdown and (c == "|" if kind == "c" else c in ESC):

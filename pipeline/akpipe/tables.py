@@ -34,7 +34,7 @@ def title(s, what):
     w(f"\n### {md('t', what)}: {md('t', s.machine_name())}\n\n")
 
 
-def caption(s, unit, cells, sprd):
+def caption(s, unit, cells, sprd, cite=None):
     if unit:
         w(f"Unit: {unit}")
     elif s.counter:
@@ -43,13 +43,14 @@ def caption(s, unit, cells, sprd):
     else:
         w("Unit: ns")
     w(f". Cells: {cells}, {s.runs()}. Spread: "
-      f"{sprd if s.reps > 1 else 'none (1 run)'}.\n\n")
+      f"{sprd if s.reps > 1 else 'none (1 run)'}."
+      f"{' The shape of ' + cite + '.' if cite else ''}\n\n")
 
 
-def head(s, what, unit=None, cells=None, sprd=None):
+def head(s, what, unit=None, cells=None, sprd=None, cite=None):
     title(s, what)
     if cells:
-        caption(s, unit, cells, sprd)
+        caption(s, unit, cells, sprd, cite)
 
 
 def fig_cell(t, s, b, kind, arg=""):
@@ -330,10 +331,13 @@ def warm(s, cells):
 def t_slab_seq(s):
     g = slab_grid(s, "seq", "size")
     if not g.rows:
-        return w("\nNo seed tables 1 and 2: no slab/seq rows in this set.\n")
-    title(s, "Slab, seed table 1: runs of 10000 allocations, then 10000 "
-          "frees (slab/seq)")
-    caption(s, None, warm(s, "per object"), "(min - max) after each figure")
+        return w("\nNo sequential slab tables: no slab/seq rows in this "
+                 "set.\n")
+    title(s, "Slab, 10000 allocations then 10000 frees, alloc(N) and "
+          "free(N) per object (slab/seq)")
+    caption(s, None, warm(s, "per object"), "(min - max) after each figure",
+            "the 2007 SLUB cmpxchg\\_local thread's kmalloc(N) and kfree(N) "
+            "table (cycles per operation, 10000 repetitions)")
     t = Table("lr", [s.unit] + [md("t", c) for c in g.cols])
     for r in g.rows:
         for ph in ("alloc", "free"):
@@ -341,8 +345,11 @@ def t_slab_seq(s):
             for c in g.cols:
                 fig_cell(t, s, g.get(r, c), "unit", ph + "_")
     t.print()
-    title(s, "Slab, seed table 2: alloc / free per object, ns (slab/seq)")
-    caption(s, "ns", warm(s, '"alloc / free" per object'), "see table 1")
+    title(s, "Slab, 10000 allocations then 10000 frees, alloc / free per "
+          "object in ns, by size (slab/seq)")
+    caption(s, "ns", warm(s, '"alloc / free" per object'),
+            "see the slab/seq table above", "the 2007 SLUB synthetic test's "
+            "table (10000 kmallocs, then 10000 kfrees, by size)")
     grid_fill(s, g, g.cols, "size (B)", None, "af_ns").print()
 
 
@@ -350,27 +357,28 @@ def t_slab_pair(s):
     g = slab_grid(s, "pair", "size")
     if not g.rows:
         return w("\nNo pair table: no slab/pair rows in this set.\n")
-    title(s, "Slab, seed table 2 (pairs): alloc+free pairs (slab/pair)")
+    title(s, "Slab, alloc+free pairs by size (slab/pair)")
     caption(s, None, warm(s, "per pair, then ns"),
-            "(min - max) of the unit figure")
+            "(min - max) of the unit figure", "the pairs columns of the "
+            "2007 SLUB synthetic test's table")
     grid_fill(s, g, g.cols, "size (B)", None, "pair").print()
 
 
 def t_slab_conc(s):
     alls = slab_grid(s, "conc", "threads")
     if not alls.rows:
-        w("\nNo concurrent table (seed table 3): no slab/conc rows in this "
-          "set.\n")
+        w("\nNo concurrent slab table: no slab/conc rows in this set.\n")
     else:
         fits = [int(x) for x in alls.rows if s.pus <= 0 or int(x) <= s.pus]
         t = max(fits, default=0) or int(alls.rows[0])
         g = slab_grid(s, "conc", "size", t)
         pl = pick_place(s, "conc")
-        title(s, f"Slab, seed table 3: concurrent, {t} threads (the most "
+        title(s, f"Slab, concurrent allocation: {t} threads (the most "
               f"that fit on the {s.pus} PUs)"
               f"{', placement ' if pl else ''}{pl}, slab/conc")
         caption(s, None, warm(s, '"alloc / free" per object per thread'),
-                "not shown (see compare)")
+                "not shown (see compare)", "the 2016 SLAB thread's table of "
+                "N allocations then N frees on every CPU at once")
         grid_fill(s, g, g.cols, "size (B)", None, "af").print()
         size = 64 if "64" in g.rows else int(g.rows[0]) if g.rows else -1
         tp = slab_grid(s, "conc", "threads", 0, size)
@@ -395,17 +403,18 @@ def t_slab_bulk(s):
     gb, gf = slab_grid(s, "bulk", "bulk"), slab_grid(s, "bulk_fallback",
                                                      "bulk")
     if not gb.rows and not gf.rows:
-        return w("\nNo bulk table (seed table 4): no slab/bulk rows in this "
-                 "set.\n")
+        return w("\nNo bulk slab table: no slab/bulk rows in this set.\n")
     for src, dst in ((gf.cols, gb.cols), (gf.rows, gb.rows)):
         dst += [x for x in src if x not in dst]
     gb.cols.sort(key=impl_rank)
     numsort(gb.rows)
-    title(s, "Slab, seed table 4: alloc_bulk + free_bulk of N 256-byte "
+    title(s, "Slab, bulk allocation: alloc_bulk + free_bulk of N 256-byte "
           "objects against single calls (slab/bulk, slab/bulk_fallback)")
     caption(s, "ns", warm(s, '"bulk / single calls" ns per object, and in '
                           "brackets from_cpu, the share of objects the "
-                          "per-CPU level served"), "not shown (see compare)")
+                          "per-CPU level served"), "not shown (see compare)",
+            "the 2015 SLUB bulk-allocation thread's table (256-byte "
+            "objects, ns per object)")
     t = Table("lr", ["bulk N"] + [md("t", c) for c in gb.cols])
     for r in gb.rows:
         t.add(r)
@@ -492,8 +501,9 @@ def t_slab_beside(s):
 
 def t_slab(s):
     if not s.find("suite=slab"):
-        return w("\nNo slab tables (seed tables 1 to 4, beside the system "
-                 "allocators, targets): no slab suite in this set.\n")
+        return w("\nNo slab tables (sequential, pairs, concurrent, bulk, "
+                 "beside the system allocators, targets): no slab suite in "
+                 "this set.\n")
     t_slab_seq(s)
     seq_gap(s)
     cold(s)
@@ -641,8 +651,9 @@ def seq_gap(s):
     head(s, "Slab seq at 4096 and 16384 B against the best system allocator"
          " (goal: within 2x)", None,
          warm(s, "per object: the lowest system allocator's figure of the "
-              "row (seed table 1), then each design's over it; over 2x, the"
-              " note says what the set shows about it"), "see seed table 1")
+              "row (the slab/seq table), then each design's over it; over "
+              "2x, the note says what the set shows about it"),
+         "see the slab/seq table")
     t = Table("llr", [f"slab/seq ({s.unit})", "best system allocator"] +
               [f"{md('t', d)} / best" for d in designs])
     over = n = 0
@@ -692,7 +703,7 @@ def cold(s):
          "fresh cache or in a fresh process (slab/seq_cold)", None,
          "**cold start**, not a steady state: first touch, mmap and page "
          'faults included; "alloc / free" per object, and for a design the '
-         "slabs each run mapped (the warm figures: seed table 1)",
+         "slabs each run mapped (the warm figures: the slab/seq table)",
          "not shown (see compare)")
     t = Table("lr", ["size (B)"] + [md("t", i) for i in impls])
     for z in sizes:
@@ -939,7 +950,8 @@ def percpu_op_goal(t, s):
 
 
 def targets(s):
-    head(s, "Targets of the slab issue (reported, never asserted)")
+    head(s, "Slab targets: the best design's figures against their goals "
+         "(reported, never asserted)")
     size = conc_size(s)
     w(f"Unit: {s.unit}; medians, {warm(s, 'reported, never asserted')}. "
       "Best: the design with the lowest figure. this\\_cpu op / its section:"
