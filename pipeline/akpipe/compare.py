@@ -5,7 +5,7 @@ import math
 
 from .setload import load_set, exit_status, problem, num, pct, spread, \
     noise, div, NAN
-from .table import Table, w, md, OUT
+from .table import Table, w, md, T, OUT
 
 ALPHA = 0.05            # Google Benchmark's tools/compare.py
 VERDICT = dict(faster="faster", slower="slower", noise="noise",
@@ -72,10 +72,7 @@ def ident(b, keys):
 
 
 def text_rows(rows):
-    w("Before: A; after: B; delta: (B - A) / A. Flag: faster or slower "
-      "beyond the noise, with a ? on single runs, where the noise cannot be"
-      " judged; none within the noise; differs: a ratio changed beyond it."
-      "\n\n")
+    w(T("compare.intro") + "\n\n")
     sects = {}
     for r in rows:
         sects.setdefault(f"{ident(r[0], SECT)}, {r[4]}", []).append(r)
@@ -133,11 +130,9 @@ def cmd_compare(pa, pb):
     t.print()
     w("\n")
     if a.machine_name() != b.machine_name():
-        w("**Different machines**: the ratios compare the machines as much "
-          "as the code.\n\n")
+        w(T("compare.machines") + "\n\n")
     if ns:
-        w("The counters or the machines differ (or a counter is missing): "
-          "every figure is compared in ns.\n\n")
+        w(T("compare.ns") + "\n\n")
     if a.emulated or b.emulated:
         w("**emulated: correctness only, figures mean nothing.**\n\n")
     c = cnt
@@ -155,14 +150,8 @@ def cmd_compare(pa, pb):
         w(f"; {c['nofig']} without a figure")
     w(f". Only in A: {sum(x.name not in b.index for x in a.bench)}; only in"
       f" B: {sum(y.name not in a.index for y in b.bench)}.\n\n")
-    w("Figures: medians. Faster means a lower cost, or a higher rate "
-      "(Mops/s). Noise: the min-max ranges of A and B overlap, or they "
-      "differ by less than twice the larger cv. A change is flagged only "
-      "where the noise rule and Google Benchmark's U test (Mann-Whitney U "
-      f"over the runs, scipy, p < {ALPHA:g}) agree. The U test ran on {utested} of"
-      f" {len(rows)} benchmarks; the noise rule alone judged the rest, "
-      "whose runs are too few for the U test to reach it (4 on each side "
-      "are enough).\n\n")
+    w(T("compare.figures", alpha=f"{ALPHA:g}", n=utested, of=len(rows))
+      + "\n\n")
     if OUT.text:
         text_rows(rows)
         return exit_status(2)

@@ -6,7 +6,7 @@ import math
 
 from .schema import macro_version
 from .setload import Fig, NAN, num, count, pct, rng, noise, div
-from .table import Table, w, md, B, goal_row
+from .table import Table, w, md, B, T, goal_row
 
 FIELDS = ("user_s", "system_s", "elapsed_s", "max_rss_kb", "minor_faults")
 USER, SYS, ELAPSED, RSS, MINOR = range(5)
@@ -65,7 +65,7 @@ def pick(m, wl, kind, but, k, highest, whole):
     no failed run); (None, None) if none."""
     who = out = None
     for a in ran(m, "allocators"):
-        if a["kind"] != kind or a["name"] == but:
+        if a["kind"] != kind or a["name"] == but or "variant_of" in a:
             continue
         st = MStat(wl, a["name"])
         if not st.ok or (whole and st.failed):
@@ -99,10 +99,9 @@ def describe(wl):
     if tree is not None:
         w(f". Tree: {md('t', tree.get('source', ''))}")
         if isinstance(tree.get("commit"), str):
-            w(f" at {md('c', tree['commit'])} (" + (
-                "the fixed commit, comparable across sets"
-                if tree.get("fixed") is True else "not the fixed commit: not"
-                " comparable with sets that compiled it") + ")")
+            w(f" at {md('c', tree['commit'])} (" + T(
+                "macro.fixed" if tree.get("fixed") is True else
+                "macro.notfixed") + ")")
         obj = tree.get("objects")
         w(f", objects compiled per run: "
           f"{obj if isinstance(obj, int) and not isinstance(obj, bool) else 0}")
@@ -152,8 +151,7 @@ def counter_table(m, wl):
         w("\nThe counters of libatomkit-malloc.so, per run:\n\n")
         t.print()
     else:
-        w("\nNo counters of libatomkit-malloc.so: no design has a run of it "
-          "that was ok.\n")
+        w(f"\n{T('macro.counters.none')}\n")
 
 
 def left_out(m, what, name):
@@ -217,29 +215,15 @@ def goals_left_out(m):
         if bad:
             parts.append(f"{md('t', wl['name'])}: " + ", ".join(bad))
     if parts:
-        w("\nLeft out of the targets, for their failed runs: "
-          + "; ".join(parts) + ".\n")
+        w(f"\n{T('macro.leftout')} " + "; ".join(parts) + ".\n")
 
 
 def targets(s, m, head):
     if not ran(m, "workloads") or not designs_ran(m):
-        return w("\nNo targets of the whole programs: no design ran a "
-                 "workload.\n")
-    head(s, "Targets of the whole programs (reported, never asserted)")
-    w("Means over the runs, per workload; only an allocator that ran it "
-      "without a failed run counts. elapsed: the fastest design's elapsed "
-      "time over the fastest system allocator's (glibc, tcmalloc, jemalloc,"
-      " mimalloc); per-CPU elapsed: the slowest per-CPU design's (every "
-      "design but locked) over the same; peak RSS: the leanest design's "
-      "peak RSS over the larger of 1.2 x "
-      f"{md('t', m['ak_baseline'])}'s and the leanest system allocator's; "
-      "minor faults: the design with the fewest over the system allocator "
-      "with the fewest. The allocator benchmarks' shapes (remotefree, "
-      "mixloop-1t, mixloop-2t) have elapsed goals of 1.10 and 1.5. Each "
-      "target: met, or its gap to the goal; n/a says which input is "
-      "missing."
-      f"{' **Emulated: these ratios mean nothing.**' if s.emulated else ''}"
-      "\n\n")
+        return w(f"\n{T('macro.targets.none')}\n")
+    head(s, T("macro.targets"))
+    w(T("macro.targets.cells", b=md("t", m["ak_baseline"]), emu=" " + T(
+        "emulated.ratios") if s.emulated else "") + "\n\n")
     t = Table("llrll", ["target", "figures", "ratio", "goal", "verdict"])
     for wl in ran(m, "workloads"):
         workload_goals(t, m, wl)
@@ -247,48 +231,47 @@ def targets(s, m, head):
     goals_left_out(m)
 
 
+def variants(s, m, head):
+    """Each variant of a design (a knob changed) beside its design, per
+    workload: what the knob buys in elapsed time and refills."""
+    t = Table("lllrrrrr", ["workload", "design", "variant", "design s",
+                           "variant s", "variant / design", "design refills",
+                           "variant refills"])
+    for wl in ran(m, "workloads"):
+        for a in ran(m, "allocators"):
+            d = a.get("variant_of")
+            ds, vs = (MStat(wl, d), MStat(wl, a["name"])) if d else (0, 0)
+            if not d or not ds.ok or not vs.ok:
+                continue
+            env = " ".join(f"{k}={v if isinstance(v, str) else ''}" for k, v
+                           in a["env"].items() if k != "AK_MALLOC_DESIGN")
+            dc, vc = counters_of(wl, d), counters_of(wl, a["name"])
+            e, f = ds.f[ELAPSED], vs.f[ELAPSED]
+            t.add(md("t", wl["name"]), md("t", d), md("c", env),
+                  num(e.v) + rng(e), num(f.v) + rng(f), num(div(f.v, e.v)),
+                  *((count(dc[1]), count(vc[1])) if dc and vc else
+                    ("–", "–")))
+    if len(t.c) > t.ncol:
+        head(s, T("macro.variants"))
+        w(T("macro.variants.cells") + "\n\n")
+        t.print()
+
+
 def tables(s, head):
     m = s.macro
     if not m:
-        return w("\nNo whole-program tables: macro.json is damaged (reported"
-                 " on stderr).\n" if s.macro_damaged else
-                 "\nNo whole-program tables: no macro.json in this set "
-                 "(scripts/run-macro writes it; `make bench` runs it after "
-                 "the suites).\n")
+        return w(f"\n{T('macro.damaged' if s.macro_damaged else 'macro.none')}"
+                 "\n")
     b = md("t", m["ak_baseline"])
-    w(f"\nWhole programs (macro.json, scripts/run-macro): "
-      f"{md('t', m['ak_run_mode'])} mode, {m['ak_runs']} run(s) of each "
-      "workload under each allocator, interleaved; make "
-      f"-j{m['ak_jobs']}, {m['ak_threads']} threads; revision "
-      f"{md('t', m['ak_git_rev'])}, {md('t', m['ak_run_started'])} to "
-      f"{md('t', m['ak_run_finished'])}; {m['ak_failures']} failed run(s)."
-      "\nIn each table: seconds; peak RSS in MiB (ru\\_maxrss: the largest "
-      "resident set of any one process of the run); minor page faults. "
-      "Cells: the mean of the runs that succeeded, with (min - max) where "
-      "there are several (the spread the other tables show). elapsed / "
-      f"{b}: the ratio of the means (below 1: faster than {b}). Failed "
-      "runs: not ok (an exit status, a signal, the time limit, or an output"
-      f" other than {b}'s), left out of the means; the note says why. The "
-      "shape of the 2009 kernel-build check of SLAB, SLUB and SLQB (user, "
-      "system and elapsed time of make -j8).\n")
+    w("\n" + T("macro.run", mode=md("t", m["ak_run_mode"]), runs=m["ak_runs"],
+               jobs=m["ak_jobs"], threads=m["ak_threads"],
+               rev=md("t", m["ak_git_rev"]), start=md("t", m["ak_run_started"]),
+               end=md("t", m["ak_run_finished"]), failures=m["ak_failures"])
+      + "\n" + T("macro.cells", b=b) + "\n")
     if macro_version(m) < 2:
-        w("\nNo counters of libatomkit-malloc.so beside the tables: the set "
-          "predates them (ak\\_macro\\_schema 1).\n")
+        w(f"\n{T('macro.schema1')}\n")
     elif designs_ran(m):
-        w("\nUnder each table, the designs' counters of libatomkit-malloc.so"
-          ' (doc/malloc.md, "Counters"), each the mean over the runs that '
-          "were ok of its sum over the processes that reported; procs: how "
-          "many did (a process that ends by \\_exit, a signal or exec reports"
-          " nothing); refills: a per-CPU level ran empty and the slow path "
-          "went to the slab lists; slabs made, freed: carved from the page "
-          "heap, given back to it; heap misses: page-heap requests that took"
-          " new address space; madvise: free spans given back to the kernel "
-          "(their pages fault in again when reused); mapped MiB: the most "
-          "address space one process held at its exit; fallback: allocations"
-          " served by the private allocator, not the design's caches (libc's"
-          " own while the library sets up a process or thread, about as many"
-          " under every design, and those of a thread that cannot use the "
-          "per-CPU layer).\n")
+        w(f"\n{T('macro.counters')}\n")
     for wl in ran(m, "workloads"):
         macro_table(s, m, wl, head)
         counter_table(m, wl)
@@ -296,6 +279,7 @@ def tables(s, head):
     left_out(m, "workloads", "Workloads left out: ")
     left_out(m, "allocators", "Allocators left out: ")
     targets(s, m, head)
+    variants(s, m, head)
 
 
 # ---- select: the fastest fastpath against the fastest program ----
@@ -316,9 +300,8 @@ def select(s):
     if why:
         return w("No weighing of the fastpath ranking against the whole "
                  f"programs: {md('t', why)}.\n")
-    w(f"The fastest 64 B alloc+free pair among the designs is {B()}"
-      f"{md('t', who)}{B()}'s ({num(pair.v)} {md('t', s.unit)}); the fastest"
-      " design by mean elapsed time of each whole program (macro.json):")
+    w(T("macro.select", b=B(), who=md("t", who), fig=num(pair.v),
+        unit=md("t", s.unit)))
     n = lost = 0
     for i, wl in enumerate(ran(s.macro, "workloads")):
         fw, best = pick(s.macro, wl, "design", None, ELAPSED, False, False)

@@ -5,35 +5,10 @@ import sys
 
 from . import tables, select, compare, plot, macro
 from .setload import load_set, exit_status, problem, PROBLEMS
-from .table import OUT
+from .table import OUT, T
 
-USAGE = """\
-usage: atomkit-report tables SET...          Markdown tables of each set
-       atomkit-report select SET...          primitive-selection report
-       atomkit-report compare A B            every benchmark of A beside B
-       atomkit-report index DIR              index of the sets under DIR
-       atomkit-report plot SET... -o OUTDIR  SVG plots (matplotlib)
-       atomkit-report check SET...           validate only
-       atomkit-report --help
+USAGE = lambda: T("usage")
 
---format=text (before or after the subcommand) writes plain text for mail
-and commit messages: aligned columns, no Markdown; --format=markdown is
-the default.
-
-A SET is a folder scripts/run-bench wrote: results/<arch>/<machine>/
-<date>-<rev>/ with machine.json and <suite>.json files.  Markdown goes to
-stdout; problems go to stderr, one line each, naming the file.
-
-Exit status:
-  0  every input was read
-  1  some file or set was rejected (reported on stderr); the output was
-     rendered from the rest
-  2  usage error: unknown subcommand or option, missing argument
-  3  nothing usable: every set was rejected or empty (compare: A or B was,
-     e.g. of another schema, so nothing was compared; index: no set found)
-
-Details: doc/report.md.
-"""
 
 
 class Usage(Exception):
@@ -91,10 +66,10 @@ def run(argv):
     while argv and argv[0].startswith("--format="):
         fmt(argv.pop(0))
     if not argv:
-        sys.stderr.write(USAGE)
+        sys.stderr.write(USAGE())
         return 2
     if argv[0] in ("--help", "-h", "help"):
-        sys.stdout.write(USAGE)
+        sys.stdout.write(USAGE())
         return 0
     cmd = argv[0]
     if cmd.startswith("-"):
@@ -108,7 +83,7 @@ def run(argv):
             args += argv[i + 1:]
             break
         if a in ("--help", "-h"):
-            sys.stdout.write(USAGE)
+            sys.stdout.write(USAGE())
             return 0
         if cmd == "plot" and a in ("-o", "--output"):
             if i + 1 >= len(argv):

@@ -194,7 +194,7 @@ M_TOP = dict(ak_macro_schema="s", ak_set="s", ak_run_mode="s",
              ak_runs="i", ak_jobs="i", ak_threads="i", ak_timeout_s="n",
              ak_baseline="s", ak_failures="i", allocators="a", workloads="a")
 M_ALLOC = dict(name="s", kind="s", library="s?", preload="s?", env="o",
-               status="s", reason="s-")
+               status="s", reason="s-", variant_of="s-")
 M_WORK = dict(name="s", kind="s", description="s", inputs="s", status="s",
               reason="s-", command="s-", env="o-", versions="s-", tree="o-",
               baseline_output="s-", results="a-")
@@ -321,6 +321,11 @@ def check_macro(m):
         e = check_obj(a, M_ALLOC, w) or _status(a, w)
         if not e and _entry(m, "allocators", "name", a["name"]) is not a:
             e = f'{w}.name: "{a["name"]}" is listed twice'
+        v = a.get("variant_of") if not e else None
+        if v is not None and (a["kind"] != "design" or (_entry(
+                m, "allocators", "name", v) or {}).get("kind") != "design"):
+            e = (f'{w}.variant_of: "{v}" is not a design of this file, or '
+                 f'{a["name"]} is not one')
         if e:
             return e
     failed = [0]

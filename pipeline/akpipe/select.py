@@ -7,7 +7,7 @@ import os
 from . import macro
 from .setload import (load_set, exit_status, problem, num, pct, spread,
                       noise, path_comp, div)
-from .table import Table, w, md, OUT
+from .table import Table, w, md, T, OUT
 
 ARCH_PRIM = "suite=prim arch!=ref|generic metric=lat op="
 
@@ -55,38 +55,22 @@ def c_fastpath(s):
 
 
 # (operation, what is measured, the this_cpu op among them, others)
-OPS = (
-    ("freelist pop+push (per-CPU op)", "`this_cpu_list_pop` then "
-     "`this_cpu_list_push` (`percpu/list_pop_push/<mode>`), by per-CPU mode:"
-     " the freelist fastpath without the allocator around it",
-     "list_pop_push", None),
-    ("freelist pop+push (in the allocator)", "an alloc+free pair of 64 bytes"
-     " in the three freelist designs (`slab/pair/<design>/size:64`)", None,
-     c_freelist),
-    ("pair update of freelist+counter", "a 16-byte compare-and-exchange of "
-     "{freelist, tid}: `this_cpu_cmpxchg128` by mode "
-     "(`percpu/cmpxchg128/<mode>`) and the cmpxchg128 and try_cmpxchg128 "
-     "instructions, latency (`prim/.../cmpxchg128/<variant>/lat`)",
-     "cmpxchg128", c_pair),
-    ("per-CPU counter add", "`this_cpu_add` by mode (`percpu/add/<mode>`) "
-     "against an atomic fetch_add64 (`prim/<arch>/fetch_add64/<variant>/"
-     "lat`)", "add", c_add),
-    ("local vs SMP-safe cmpxchg", "cmpxchg64 labelled [local] (relaxed where"
-     " the arch has no local variant) against [full], latency "
-     "(`prim/<arch>/cmpxchg64/<variant>/lat`)", None, c_local_full),
-    ("bulk refill", "per object, 16 at a time: `alloc_bulk` + `free_bulk` "
-     "(`slab/bulk/<design>/bulk:16`) against single calls "
-     "(`slab/bulk_fallback/<impl>/bulk:16`)", None, c_bulk),
-    ("allocator fastpath", "an alloc+free pair of 64 bytes, every design and"
-     " system malloc (`slab/pair/<impl>/size:64`)", None, c_fastpath),
-)
+OPS = (("freelist pop+push (per-CPU op)", "op.freelist", "list_pop_push",
+        None),
+       ("freelist pop+push (in the allocator)", "op.designs", None,
+        c_freelist),
+       ("pair update of freelist+counter", "op.pair", "cmpxchg128", c_pair),
+       ("per-CPU counter add", "op.add", "add", c_add),
+       ("local vs SMP-safe cmpxchg", "op.local", None, c_local_full),
+       ("bulk refill", "op.bulk", None, c_bulk),
+       ("allocator fastpath", "op.fastpath", None, c_fastpath))
 
 
 def rank(s, no, op):
     """The ranking of one operation; its verdict for the last table:
     (text, winner or None, within noise)."""
     name, what, pc, collect = op
-    w(f"\n### {no}. {name}\n\n{what}.\n\n")
+    w(f"\n### {no}. {name}\n\n{T(what)}.\n\n")
     c = [(b, f"this_cpu {b.f('mode')}") for b in s.each(f"suite=percpu "
                                                         f"op={pc}")] if pc else []
     c = [(b, ch, s.unit_fig(b), b.fig("real_time"))
@@ -139,13 +123,9 @@ def select_set(s):
     if s.emulated:
         w("**emulated: no ranking (correctness only)**\n")
         return [("emulated", None, False)] * len(OPS)
-    w(f"Figures: {s.runs()}, in "
-      f"{md('t', s.mach('ak_counter_unit') or 'ns')} and ns; ranked by the "
-      "first (lower is better). The margin is the runner-up's figure over "
-      "the winner's, minus 1. Noise: " + (
-          "the two best are within noise when their min-max ranges overlap "
-          "or they differ by less than twice the larger cv" if s.reps > 1
-          else "1 run each, so no spread to judge by") + ".\n")
+    w(T("select.figures", runs=s.runs(), unit=md(
+        "t", s.mach("ak_counter_unit") or "ns"), noise=T("select.noise") if
+        s.reps > 1 else "1 run each, so no spread to judge by") + "\n")
     vd = [rank(s, k + 1, op) for k, op in enumerate(OPS)]
     macro.select(s)
     return vd
@@ -160,10 +140,7 @@ def cmd_select(paths):
             sets.append(s)
             vds.append(select_set(s))
     if len(sets) > 1:
-        w("\n## Where the choice changes\n\nThe winner of each operation on "
-          "each set (emulated sets are not ranked). \"yes\": the winners "
-          "differ between the sets that have one; a change where the two "
-          "best are within noise is no real change.\n\n")
+        w(f"\n## Where the choice changes\n\n{T('select.changes')}\n\n")
         t = Table("l", ["operation"] + [
             f"{md('t', s.machine_name())} ({md('t', s.mach('ak_arch'))}), "
             f"{md('t', s.set_name())}" for s in sets] + ["choice changes"])
@@ -262,17 +239,7 @@ def cmd_index(d):
     found = []
     walk(d, "", found)
     found.sort()
-    w(f"# Result sets\n\nWritten by {md('c', 'atomkit-report index ' + d)}: "
-      "one row per result set (a folder with machine.json), with the "
-      "headline figures in the set's counter unit: medians, lower is better,"
-      " \"–\" where the set has no such figure. Each set's `tables.md` is "
-      "`atomkit-report tables SET`.\n\n- cmpxchg64: the fastest usable arch "
-      "variant labelled [full] / the fastest [local] (relaxed where the arch"
-      " has none), latency\n- cmpxchg128: the fastest usable arch variant "
-      "labelled [full], latency\n- this\\_cpu\\_add: `percpu/add/<mode>` for"
-      " rseq / atomic / thread\n- slab pair: the best design's alloc+free "
-      "pair of 64 bytes; bulk-16: the best design's `alloc_bulk`+`free_bulk`"
-      " of 16, per object\n\n")
+    w(T("index", cmd=md("c", "atomkit-report index " + d)))
     if not found:
         w("No result sets here.\n")
         problem(f"{d}: no result sets (folders with machine.json) under it")

@@ -1,6 +1,7 @@
 """The one output path: Markdown, or with --format=text plain text for
 mail within 80 columns (prose loses its markup and is wrapped; tables
 are aligned, printed in parts when too wide, long cells as notes)."""
+import os
 import sys
 
 COLS = 80
@@ -63,6 +64,34 @@ class Out:
 
 OUT = Out()
 w = OUT.w
+
+
+def _catalogue(path=os.path.join(os.path.dirname(__file__), "text.txt")):
+    """The prose of the output, text.txt: "[key]" then its lines, joined
+    by spaces; "[key raw]", lines kept as they are."""
+    d, key, raw = {}, None, False
+    with open(path, encoding="utf-8") as f:
+        for ln in f:
+            ln = ln.rstrip("\n") if raw and not ln.startswith("[") \
+                else ln.strip()
+            if ln.startswith("[") and ln.endswith("]"):
+                key, _, raw = ln[1:-1].partition(" ")
+                d[key] = ""
+            elif raw:
+                d[key] += ln + "\n"
+            elif key and ln:
+                x = d[key]
+                d[key] = x + ("\n" if ln == "\\n" else
+                              (" " if x and x[-1] != "\n" else "") + ln)
+    return d
+
+
+TEXT = _catalogue()
+
+
+def T(key, **kw):
+    """The text of key, its {name}s filled in from kw."""
+    return TEXT[key].format(**kw) if kw else TEXT[key]
 
 
 def md(kind, s):

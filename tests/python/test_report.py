@@ -577,6 +577,9 @@ def test_counters(capsys, fx):
      "design"),
     (sub1(r'"processes": [0-9]+', '"processes": 0'),
      "malloc_counters.processes: 0 in a run that is ok"),
+    (sub1(r'"env": \{"AK_MALLOC_DESIGN": "slub-tid"\}',
+          r'"variant_of": "glibc", \g<0>'),
+     'allocators[4].variant_of: "glibc" is not a design of this file'),
 ])
 def test_counter_damage(capsys, fx, copy, edit, msg):
     damage(capsys, copy, fx, fx["macro"], edit, msg)
@@ -598,3 +601,23 @@ def test_write_json(tmp_path):
     assert schema.load_json(str(tmp_path / "nan.json")) == dict(
         a=None, b=None, c="NaN")
     assert math.isnan(float("nan"))
+
+
+def test_variants(capsys, fx, copy):
+    """A variant (slub-local relabelled as slub-tid with a knob) is shown
+    beside its design on every workload, never in the targets."""
+    d = copy(fx["macro"], "var")
+    p = d / "macro.json"
+    p.write_text(p.read_text().replace(
+        '"env": {"AK_MALLOC_DESIGN": "slub-local"}', '"variant_of": '
+        '"slub-tid", "env": {"AK_MALLOC_DESIGN": "slub-tid", '
+        '"AK_SLAB_CPU_PARTIAL": "0"}'))
+    rc, out, err = run(capsys, "tables", d)
+    assert rc == 0, err
+    nw = len(re.findall(r"^### Whole program: ", out, re.M))
+    vt = section(out, "Each design beside its variants")
+    assert len([r for r in rows(vt) if r[1:3] == [
+        "slub-tid", "`AK_SLAB_CPU_PARTIAL=0`"]]) == nw
+    assert "slub-local" not in section(out, "Targets of the whole programs")
+    rc, out, err = run(capsys, "select", d)
+    assert "slub-local" not in section(out, "Fastpath against whole")
