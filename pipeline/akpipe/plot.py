@@ -3,6 +3,7 @@ each beside its data (tab-separated, a .dat of the same name)."""
 import math
 import os
 import re
+import textwrap
 
 from . import macro
 from .setload import load_set, exit_status, problem, note, prim_id, fig
@@ -50,13 +51,17 @@ def draw(out, name, title, kind, head, rows, xlabel="", ylabel="",
             ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o",
                     label=lab, **st)
         ax.set_xscale("log", base=2)
+        ax.set_xticks([x for x, _ in rows], [str(x) for x, _ in rows])
+        ax.minorticks_off()
         if style:
             ax.set_yscale("log")
-    ax.set_title(title)
+        else:
+            ax.set_ylim(bottom=0)
+    ax.set_title(textwrap.fill(title, 100), fontsize="medium")
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.grid(axis="y")
-    ax.legend(fontsize="small")
+    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1, 1))
     figr.tight_layout()
     figr.savefig(os.path.join(out, name + ".svg"))
     plt.close(figr)
