@@ -12,58 +12,45 @@ from .table import Table, w, md, T, OUT
 ARCH_PRIM = "suite=prim arch!=ref|generic metric=lat op="
 
 
-def order_of(b):
-    o = b.f("ordering")
-    return f" [{o}]" if o else ""
+def cands(s, spec, name):
+    """The candidates of spec, each named by name(b)."""
+    return [(b, name(b)) for b in s.each(spec)]
 
 
-def c_freelist(s):
-    return [(s.slab("pair", d, 64), d)
-            for d in ("slub-tid", "slub-local", "rseq-list")]
-
-
-def c_pair(s):
-    return [(b, f"{'generic ' if b.f('arch') == 'generic' else ''}"
-             f"{b.f('op')}/{b.f('variant')}{order_of(b)}") for b in s.each(
-                 "suite=prim metric=lat arch!=ref "
-                 "op=cmpxchg128|try_cmpxchg128")]
-
-
-def c_add(s):
-    return [(b, f"fetch_add64/{b.f('variant')}{order_of(b)}")
-            for b in s.each(ARCH_PRIM + "fetch_add64")]
+def name_of(op):
+    return lambda b: (f"{'generic ' if b.f('arch') == 'generic' else ''}"
+                      f"{op or b.f('op')}/{b.f('variant')}" +
+                      (f" [{b.f('ordering')}]" if b.f("ordering") else ""))
 
 
 def c_local_full(s):
+    """cmpxchg64 [local] (relaxed where the arch has none) and [full]."""
     bs = s.each(ARCH_PRIM + "cmpxchg64")
-    local = ("local" if any(b.f("ordering").startswith("local") for b in bs)
-             else "relaxed")
-    return [(b, f"cmpxchg64/{b.f('variant')}{order_of(b)}") for b in bs
-            if b.skip or b.f("ordering").startswith(local)
-            or b.f("ordering").startswith("full")]
-
-
-def c_bulk(s):
-    return [(b, f"{b.f('design')} " + ("bulk" if b.f("workload") == "bulk"
-                                       else "single calls"))
-            for b in s.each("suite=slab bulk=16 workload=bulk|bulk_fallback")]
-
-
-def c_fastpath(s):
-    return [(b, b.f("design"))
-            for b in s.each("suite=slab workload=pair size=64")]
+    loc = ("local" if any(b.f("ordering").startswith("local") for b in bs)
+           else "relaxed")
+    return [(b, name_of("cmpxchg64")(b)) for b in bs if b.skip or
+            b.f("ordering").startswith(loc) or
+            b.f("ordering").startswith("full")]
 
 
 # (operation, what is measured, the this_cpu op among them, others)
 OPS = (("freelist pop+push (per-CPU op)", "op.freelist", "list_pop_push",
         None),
        ("freelist pop+push (in the allocator)", "op.designs", None,
-        c_freelist),
-       ("pair update of freelist+counter", "op.pair", "cmpxchg128", c_pair),
-       ("per-CPU counter add", "op.add", "add", c_add),
+        lambda s: [(s.slab("pair", d, 64), d) for d in (
+            "slub-tid", "slub-local", "rseq-list")]),
+       ("pair update of freelist+counter", "op.pair", "cmpxchg128",
+        lambda s: cands(s, "suite=prim metric=lat arch!=ref op=cmpxchg128|"
+                        "try_cmpxchg128", name_of(None))),
+       ("per-CPU counter add", "op.add", "add", lambda s: cands(
+           s, ARCH_PRIM + "fetch_add64", name_of("fetch_add64"))),
        ("local vs SMP-safe cmpxchg", "op.local", None, c_local_full),
-       ("bulk refill", "op.bulk", None, c_bulk),
-       ("allocator fastpath", "op.fastpath", None, c_fastpath))
+       ("bulk refill", "op.bulk", None, lambda s: cands(
+           s, "suite=slab bulk=16 workload=bulk|bulk_fallback",
+           lambda b: f"{b.f('design')} " + (
+               "bulk" if b.f("workload") == "bulk" else "single calls"))),
+       ("allocator fastpath", "op.fastpath", None, lambda s: cands(
+           s, "suite=slab workload=pair size=64", lambda b: b.f("design"))))
 
 
 def rank(s, no, op):
