@@ -6,6 +6,12 @@
 # the tests find ./report/atomkit-report there.
 srcdir=${AK_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
 py=${AK_PYTHON:-/usr/bin/python3}
+# the pipeline is host Python, the same whatever the target: the cross rig
+# (AK_TEST_RUNNER set) leaves it to the native make check
+if [ -n "${AK_TEST_RUNNER:-}" ]; then
+	echo "1..0 # SKIP host Python: tested by the native make check"
+	exit 0
+fi
 if ! "$py" -c 'import pytest' 2>/dev/null; then
 	echo "1..0 # SKIP $py has no pytest (Debian package: python3-pytest)"
 	exit 0
