@@ -38,7 +38,7 @@ def pytest_collectreport(report):
 def pytest_runtest_logreport(report):
     if not _tap["out"]:
         return
-    name = report.nodeid.split("::", 1)[-1]
+    name = report.nodeid.split("::", 1)[-1].replace("#", "_")
     if report.skipped and report.when in ("setup", "call"):
         why = report.longrepr[2] if isinstance(report.longrepr, tuple) \
             else "skipped"
