@@ -26,7 +26,8 @@ def pytest_configure(config):
 def _result(ok, name, extra="", diag=""):
     _tap["n"] += 1
     _line(f"{'ok' if ok else 'not ok'} {_tap['n']} - {name}{extra}")
-    for ln in diag.splitlines()[-30:]:
+    lines = diag.splitlines()
+    for ln in [x for x in lines if x.startswith("E ")][:20] + lines[-1:]:
         _line("# " + ln)
 
 
