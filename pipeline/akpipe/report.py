@@ -31,7 +31,7 @@ def cmd_check(paths):
     for p in paths:
         s = load_set(p)
         if not s.usable:
-            print(f"{s.path}: rejected: {s.why_short()}")
+            OUT.w(f"{s.path}: rejected: {s.why_short()}\n")
             continue
         usable += 1
         r = (f"{s.path}: {'problems' if s.problems else 'ok'} "
@@ -44,7 +44,7 @@ def cmd_check(paths):
             r += "; missing: " + " ".join(s.missing)
         if s.emulated:
             r += "; emulated: figures mean nothing"
-        print(r + ")", flush=True)
+        OUT.w(r + ")\n")
     return exit_status(usable)
 
 
