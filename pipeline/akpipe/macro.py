@@ -4,7 +4,7 @@ the targets of the whole programs, and in `select` the fastest fastpath
 against the fastest program."""
 import math
 
-from .schema import macro_version
+from .schema import macro_version, is_int
 from .setload import Fig, NAN, num, count, pct, rng, noise, div
 from .table import Table, w, md, B, T, goal_row
 
@@ -97,14 +97,14 @@ def describe(wl):
     w(f". Versions: {md('t', wl['versions'])}")
     tree = wl.get("tree")
     if tree is not None:
-        w(f". Tree: {md('t', tree.get('source', ''))}")
+        src = tree.get("source")
+        w(f". Tree: {md('t', src if isinstance(src, str) else '')}")
         if isinstance(tree.get("commit"), str):
             w(f" at {md('c', tree['commit'])} (" + T(
                 "macro.fixed" if tree.get("fixed") is True else
                 "macro.notfixed") + ")")
         obj = tree.get("objects")
-        w(f", objects compiled per run: "
-          f"{obj if isinstance(obj, int) and not isinstance(obj, bool) else 0}")
+        w(f", objects compiled per run: {obj if is_int(obj) else 0}")
     w(".\n\n")
 
 
@@ -265,7 +265,8 @@ def tables(s, head):
     b = md("t", m["ak_baseline"])
     w("\n" + T("macro.run", mode=md("t", m["ak_run_mode"]), runs=m["ak_runs"],
                jobs=m["ak_jobs"], threads=m["ak_threads"],
-               rev=md("t", m["ak_git_rev"]), start=md("t", m["ak_run_started"]),
+               rev=md("t", m["ak_git_rev"]),
+               start=md("t", m["ak_run_started"]),
                end=md("t", m["ak_run_finished"]), failures=m["ak_failures"])
       + "\n" + T("macro.cells", b=b) + "\n")
     if macro_version(m) < 2:
@@ -319,8 +320,9 @@ def select(s):
             w(f" ({md('t', who)}: no run that succeeded)")
             continue
         a, b = best.f[ELAPSED], mine.f[ELAPSED]
+        near = ", within the runs' min - max" if noise(a, b) == "noise" else ""
         w(f" ({md('t', who)} {num(b.v)} s, {pct(div(b.v, a.v) - 1)} slower"
-          f"{', within the runs' + chr(39) + ' min - max' if noise(a, b) == 'noise' else ''})")
+          f"{near})")
     if not lost:
         w(f". {B()}{md('t', who)} is also the fastest program on every "
           f"workload ({n}).{B()}\n")

@@ -58,8 +58,8 @@ def rank(s, no, op):
     (text, winner or None, within noise)."""
     name, what, pc, collect = op
     w(f"\n### {no}. {name}\n\n{T(what)}.\n\n")
-    c = [(b, f"this_cpu {b.f('mode')}") for b in s.each(f"suite=percpu "
-                                                        f"op={pc}")] if pc else []
+    c = [(b, f"this_cpu {b.f('mode')}")
+         for b in s.each(f"suite=percpu op={pc}")] if pc else []
     c = [(b, ch, s.unit_fig(b), b.fig("real_time"))
          for b, ch in c + (collect(s) if collect else []) if b]
     if not c:

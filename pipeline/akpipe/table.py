@@ -338,5 +338,6 @@ def goal_row(t, what, figs, ratio, goal, at_most, why, expect=None):
     elif ratio <= goal if at_most else ratio >= goal:
         t.add("met")
     else:
-        t.add(f"not met: {pct(ratio / goal - 1 if at_most else 1 - ratio / goal)}"
+        gap = ratio / goal - 1 if at_most else 1 - ratio / goal
+        t.add(f"not met: {pct(gap)}"
               f" {'over' if at_most else 'under'}{expect or ''}")

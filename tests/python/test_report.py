@@ -518,7 +518,8 @@ def test_macro_schema1(capsys, fx, copy):
     assert "| design | procs |" not in out
     mt = section(out, "Targets of the whole programs")
     targets_ok(mt, 20)
-    assert re.search(r"^\| git: elapsed \| – \| – \| .* \| n/a: ", mt, re.M)
+    assert re.search(r"^\| git: elapsed \| – \| – \| .* \| n/a: ", mt,
+                     re.M)
     assert "Left out of the targets, for their failed runs: git: " in mt
 
 
