@@ -7,9 +7,6 @@ from . import tables, select, compare, plot, macro
 from .setload import load_set, exit_status, problem, PROBLEMS
 from .table import OUT, T
 
-USAGE = lambda: T("usage")
-
-
 
 class Usage(Exception):
     pass
@@ -66,10 +63,10 @@ def run(argv):
     while argv and argv[0].startswith("--format="):
         fmt(argv.pop(0))
     if not argv:
-        sys.stderr.write(USAGE())
+        sys.stderr.write(T("usage"))
         return 2
     if argv[0] in ("--help", "-h", "help"):
-        sys.stdout.write(USAGE())
+        sys.stdout.write(T("usage"))
         return 0
     cmd = argv[0]
     if cmd.startswith("-"):
@@ -83,7 +80,7 @@ def run(argv):
             args += argv[i + 1:]
             break
         if a in ("--help", "-h"):
-            sys.stdout.write(USAGE())
+            sys.stdout.write(T("usage"))
             return 0
         if cmd == "plot" and a in ("-o", "--output"):
             if i + 1 >= len(argv):
@@ -125,6 +122,8 @@ def main(argv=None):
         return 2
     except BrokenPipeError:
         return 3
+    except KeyboardInterrupt:
+        return 130
     except OSError as e:
         problem(f"cannot write the output: {e.strerror}")
         return 3
