@@ -114,8 +114,8 @@ def within_80(text):
 
 # ---- every committed set ----
 
-@pytest.mark.parametrize("path", SETS, ids=lambda p: os.path.relpath(
-    p, os.path.join(TOP, "results")))
+@pytest.mark.parametrize("path", SETS, ids=[os.path.relpath(
+    p, os.path.join(TOP, "results")) for p in SETS])
 def test_committed_set_renders(capsys, path):
     for cmd in ("tables", "select", "check"):
         rc, out, err = run(capsys, cmd, path)
