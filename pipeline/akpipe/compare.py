@@ -3,11 +3,12 @@ flag only where Google Benchmark's U test (scipy's Mann-Whitney U over
 the runs) and our noise rule agree that the figures differ."""
 import math
 
-from .setload import load_set, exit_status, problem, num, pct, spread, \
-    noise, div, NAN
+from .setload import load_set, exit_status, problem, note, num, pct, \
+    spread, noise, div
 from .table import Table, w, md, T, OUT
 
 ALPHA = 0.05            # Google Benchmark's tools/compare.py
+NO_SCIPY = []           # said once
 VERDICT = dict(faster="faster", slower="slower", noise="noise",
                faster1="faster? (1 run: noise not judged)",
                slower1="slower? (1 run: noise not judged)",
@@ -41,7 +42,13 @@ def utest(xa, xb):
     to reach ALPHA (2 / C(na + nb, na): 4 runs on each side)."""
     if 2 / math.comb(len(xa) + len(xb), len(xa)) >= ALPHA:
         return None
-    from scipy.stats import mannwhitneyu
+    try:
+        from scipy.stats import mannwhitneyu
+    except ImportError:
+        if not NO_SCIPY:
+            NO_SCIPY.append(note("scipy not installed (python3-scipy): "
+                                 "compare judges by the noise rule alone"))
+        return None
     return mannwhitneyu(xa, xb, alternative="two-sided").pvalue
 
 

@@ -185,6 +185,10 @@ def cmd_plot(paths, out):
     except OSError as e:
         problem(f"{e.filename}: cannot write: {e.strerror}")
         return 3
+    except ImportError:
+        note("matplotlib not installed (python3-matplotlib): no plots "
+             "(tables are unaffected)")
+        return status
     if not done:
         note("plot: nothing to plot in these sets (no uncontended, "
              "contention, bulk or whole-program results)")
