@@ -240,7 +240,7 @@ fi
 # every workload that ran (where atomkit-report is built)
 report=${AK_REPORT:-./report/atomkit-report}
 if [ ! -x "$report" ]; then
-	skip "the set rendered" "atomkit-report not built (no jansson)"
+	skip "the set rendered" "atomkit-report not built"
 else
 	unrendered=
 	for w in $(sed -n 's/^ok	\([^	]*\)	.*/\1/p' "$out/verdicts"); do

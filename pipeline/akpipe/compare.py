@@ -1,0 +1,179 @@
+"""`compare A B`: every benchmark of both sets side by side, B/A, and a
+flag only where Google Benchmark's U test (scipy's Mann-Whitney U over
+the runs) and our noise rule agree that the figures differ."""
+import math
+
+from .setload import load_set, exit_status, problem, note, num, pct, \
+    spread, noise, div
+from .table import Table, w, md, T, OUT
+
+ALPHA = 0.05            # Google Benchmark's tools/compare.py
+NO_SCIPY = []           # said once
+VERDICT = dict(faster="faster", slower="slower", noise="noise",
+               faster1="faster? (1 run: noise not judged)",
+               slower1="slower? (1 run: noise not judged)",
+               same1="same (1 run)", differs="differs", skipped="skipped",
+               nofig="no figure")
+FLAG = dict(faster="faster", slower="slower", faster1="faster?",
+            slower1="slower?", differs="differs")
+SECT = ("suite", "arch", "workload", "placement")
+ROWK = ("op", "variant", "ordering", "metric", "outcome", "state", "design",
+        "mode", "cpu_partial", "size")
+
+
+def primary(sa, sb, a, b, ns):
+    """(figure of A, of B, their runs, unit, better direction)."""
+    if a.f("suite") == "contention":
+        fld, k, unit, d = "ops", 1e-6, "Mops/s", 1
+    elif a.f("suite") == "xcheck":
+        fld, k, unit, d = "ratio_suite", 1, "ratio", 0
+    else:
+        fa, fb = sa.unit_fig(a), sb.unit_fig(b)
+        if not ns and not math.isnan(fa.v) and not math.isnan(fb.v):
+            fld = sa.counter
+            return fa, fb, a.vals(fld), b.vals(fld), sa.unit, -1
+        fld, k, unit, d = "real_time", 1, "ns", -1
+    return (a.fig(fld).scaled(k), b.fig(fld).scaled(k), a.vals(fld),
+            b.vals(fld), unit, d)
+
+
+def utest(xa, xb):
+    """The U test's p-value; None where the runs are too few for it ever
+    to reach ALPHA (2 / C(na + nb, na): 4 runs on each side)."""
+    if 2 / math.comb(len(xa) + len(xb), len(xa)) >= ALPHA:
+        return None
+    try:
+        from scipy.stats import mannwhitneyu
+    except ImportError:
+        if not NO_SCIPY:
+            NO_SCIPY.append(note("scipy not installed (python3-scipy): "
+                                 "compare judges by the noise rule alone"))
+        return None
+    return mannwhitneyu(xa, xb, alternative="two-sided").pvalue
+
+
+def judge(a, b, fa, fb, p, d):
+    if a.skip or b.skip:
+        return "skipped"
+    if math.isnan(fa.v) or math.isnan(fb.v) or fa.v == 0:
+        return "nofig"
+    ratio = fb.v / fa.v
+    better = ratio > 1 if d > 0 else ratio < 1
+    v = noise(fa, fb)
+    if v == "noise" or (v == "distinct" and p is not None and p >= ALPHA):
+        return "noise"
+    if v == "distinct":
+        return "differs" if not d else "faster" if better else "slower"
+    return ("same1" if ratio == 1 else "differs" if not d else
+            "faster1" if better else "slower1")
+
+
+def ident(b, keys):
+    out = []
+    for k in keys:
+        if b.n(k) >= 0:
+            out.append(f"{k}:{b.n(k)}")
+        elif b.f(k):
+            out.append(b.f(k))
+    return " ".join(out)
+
+
+def text_rows(rows):
+    w(T("compare.intro") + "\n\n")
+    sects = {}
+    for r in rows:
+        sects.setdefault(f"{ident(r[0], SECT)}, {r[4]}", []).append(r)
+    for key, rs in sects.items():
+        w(f"### {key}\n\n")
+        t = Table("lrrrl", ["", "before", "after", "delta", ""])
+        for a, b, fa, fb, unit, v, p in rs:
+            lab = ident(a, ROWK + ("bulk",))
+            if a.threads > 1:
+                lab += f"{' ' if lab else ''}threads:{a.threads}"
+            t.add(lab or a.name.partition("/")[2] or a.name)
+            for x, f in ((a, fa), (b, fb)):
+                t.add(f"({t.note(md('s', x.skip))})" if x.skip else num(f.v))
+            t.add("–" if v in ("skipped", "nofig") else
+                  ("+" if fb.v >= fa.v else "") + pct(div(fb.v, fa.v) - 1),
+                  FLAG.get(v, ""))
+        t.print()
+        w("\n")
+
+
+def cmd_compare(pa, pb):
+    a, b = load_set(pa), load_set(pb)
+    if a.schema and b.schema and a.schema != b.schema:
+        problem(f"compare: {a.path} has schema {a.schema}, {b.path} has "
+                f"schema {b.schema}: not comparable")
+        return 3
+    if not a.usable or not b.usable:
+        problem("compare: nothing compared: "
+                f"{a.path if not a.usable else b.path} was rejected")
+        return 3
+    ns = (not a.counter or a.counter != b.counter
+          or a.machine_name() != b.machine_name())
+    rows, cnt, utested = [], dict.fromkeys(VERDICT, 0), 0
+    for x in a.bench:
+        y = b.index.get(x.name)
+        if y:
+            fa, fb, xa, xb, unit, d = primary(a, b, x, y, ns)
+            p = utest(xa, xb) if not (x.skip or y.skip) else None
+            v = judge(x, y, fa, fb, p, d)
+            utested += p is not None
+            cnt[v] += 1
+            rows.append((x, y, fa, fb, unit, v, p))
+    w("# Compare\n\n")
+    t = Table("lll", [None, "A", "B"])
+    t.add("set", md("t", a.path), md("t", b.path))
+    for k, key in (("machine", "ak_machine"), ("arch", "ak_arch"),
+                   ("CPU", "ak_cpu_model"), ("kernel", "ak_kernel"),
+                   ("compiler", "ak_compiler"), ("rev", "ak_git_rev"),
+                   ("counter", "ak_counter_unit"),
+                   ("run mode", "ak_run_mode")):
+        t.add(k, md("t", a.mach(key)), md("t", b.mach(key)))
+    t.add("figures", a.runs(), b.runs())
+    t.add("emulated", md("t", a.mach("ak_emulated")),
+          md("t", b.mach("ak_emulated")))
+    t.print()
+    w("\n")
+    if a.machine_name() != b.machine_name():
+        w(T("compare.machines") + "\n\n")
+    if ns:
+        w(T("compare.ns") + "\n\n")
+    if a.emulated or b.emulated:
+        w("**emulated: correctness only, figures mean nothing.**\n\n")
+    c = cnt
+    w(f"Of {len(rows)} benchmarks in both: {c['faster']} faster and "
+      f"{c['slower']} slower beyond the noise, {c['noise']} within the "
+      "noise")
+    if c["faster1"] + c["slower1"] + c["same1"]:
+        w(f"; {c['faster1']} faster, {c['slower1']} slower and {c['same1']} "
+          "the same on single runs, where the noise cannot be judged")
+    if c["differs"]:
+        w(f"; {c['differs']} ratios (no better direction) differ")
+    if c["skipped"]:
+        w(f"; {c['skipped']} skipped in A or B")
+    if c["nofig"]:
+        w(f"; {c['nofig']} without a figure")
+    w(f". Only in A: {sum(x.name not in b.index for x in a.bench)}; only in"
+      f" B: {sum(y.name not in a.index for y in b.bench)}.\n\n")
+    w(T("compare.figures", alpha=f"{ALPHA:g}", n=utested, of=len(rows))
+      + "\n\n")
+    if OUT.text:
+        text_rows(rows)
+        return exit_status(2)
+    t = Table("llrrrlll", ["benchmark", "unit", "A", "B", "B/A", "A spread",
+                           "B spread", "verdict"])
+    for x, y, fa, fb, unit, v, p in rows:
+        t.add(md("c", x.name), unit)
+        if v == "skipped":
+            t.add(md("s", x.skip) if x.skip else num(fa.v),
+                  md("s", y.skip) if y.skip else num(fb.v), "–", None, None,
+                  "skipped")
+            continue
+        t.add(num(fa.v), num(fb.v), num(div(fb.v, fa.v)), spread(fa),
+              spread(fb), VERDICT[v] + (f" (U test p {p:.2f})" if p is not
+                                        None and v == "noise" and
+                                        noise(fa, fb) == "distinct" else ""))
+    t.print()
+    return exit_status(2)

@@ -1,0 +1,246 @@
+"""`select`: for each operation an allocator port needs, the candidates
+of each set ranked, the winner and its margin against the noise; across
+sets, where the choice changes.  And `index`: a row per set."""
+import math
+import os
+
+from . import macro
+from .setload import (load_set, exit_status, problem, num, pct, spread,
+                      noise, path_comp, div)
+from .table import Table, w, md, T, OUT
+
+ARCH_PRIM = "suite=prim arch!=ref|generic metric=lat op="
+
+
+def cands(s, spec, name):
+    """The candidates of spec, each named by name(b)."""
+    return [(b, name(b)) for b in s.each(spec)]
+
+
+def name_of(op):
+    return lambda b: (f"{'generic ' if b.f('arch') == 'generic' else ''}"
+                      f"{op or b.f('op')}/{b.f('variant')}" +
+                      (f" [{b.f('ordering')}]" if b.f("ordering") else ""))
+
+
+def c_local_full(s):
+    """cmpxchg64 [local] (relaxed where the arch has none) and [full]."""
+    bs = s.each(ARCH_PRIM + "cmpxchg64")
+    loc = ("local" if any(b.f("ordering").startswith("local") for b in bs)
+           else "relaxed")
+    return [(b, name_of("cmpxchg64")(b)) for b in bs if b.skip or
+            b.f("ordering").startswith(loc) or
+            b.f("ordering").startswith("full")]
+
+
+# (operation, what is measured, the this_cpu op among them, others)
+OPS = (("freelist pop+push (per-CPU op)", "op.freelist", "list_pop_push",
+        None),
+       ("freelist pop+push (in the allocator)", "op.designs", None,
+        lambda s: [(s.slab("pair", d, 64), d) for d in (
+            "slub-tid", "slub-local", "rseq-list")]),
+       ("pair update of freelist+counter", "op.pair", "cmpxchg128",
+        lambda s: cands(s, "suite=prim metric=lat arch!=ref op=cmpxchg128|"
+                        "try_cmpxchg128", name_of(None))),
+       ("per-CPU counter add", "op.add", "add", lambda s: cands(
+           s, ARCH_PRIM + "fetch_add64", name_of("fetch_add64"))),
+       ("local vs SMP-safe cmpxchg", "op.local", None, c_local_full),
+       ("bulk refill", "op.bulk", None, lambda s: cands(
+           s, "suite=slab bulk=16 workload=bulk|bulk_fallback",
+           lambda b: f"{b.f('design')} " + (
+               "bulk" if b.f("workload") == "bulk" else "single calls"))),
+       ("allocator fastpath", "op.fastpath", None, lambda s: cands(
+           s, "suite=slab workload=pair size=64", lambda b: b.f("design"))))
+
+
+def rank(s, no, op):
+    """The ranking of one operation; its verdict for the last table:
+    (text, winner or None, within noise)."""
+    name, what, pc, collect = op
+    w(f"\n### {no}. {name}\n\n{T(what)}.\n\n")
+    c = [(b, f"this_cpu {b.f('mode')}")
+         for b in s.each(f"suite=percpu op={pc}")] if pc else []
+    c = [(b, ch, s.unit_fig(b), b.fig("real_time"))
+         for b, ch in c + (collect(s) if collect else []) if b]
+    if not c:
+        w("No candidate measured in this set.\n")
+        return "no data", None, False
+    by_unit = bool(s.counter) and not any(
+        not b.skip and math.isnan(u.v) and not math.isnan(t.v)
+        for b, _, u, t in c)
+    k = 2 if by_unit else 3
+    out = lambda x: bool(x[0].skip) or math.isnan(x[k].v)
+    c.sort(key=lambda x: (out(x), 0 if out(x) else x[k].v))
+    nr = sum(not out(x) for x in c)
+    t = Table("rllrrl", ["rank", "candidate", "benchmark", s.unit, "ns",
+                         "spread"])
+    for i, (b, ch, u, tm) in enumerate(c):
+        t.add(str(i + 1) if i < nr else "–", md("t", ch), md("c", b.name))
+        if b.skip:
+            t.add(md("s", b.skip), None, None)
+        else:
+            t.add(num(u.v), num(tm.v), spread(u if by_unit else tm))
+    t.print()
+    w("\n")
+    if not nr:
+        w("No winner: every candidate was skipped.\n")
+        return "all skipped", None, False
+    first = c[0][1]
+    if nr == 1:
+        w(f"**{md('t', first)}**: the only candidate measured.\n")
+        return f"{first} (only one measured)", first, False
+    f1, f2, second = c[0][k], c[1][k], c[1][1]
+    margin = pct(div(f2.v, f1.v) - 1)
+    v = noise(f1, f2)
+    if v == "noise":
+        w(f"**{md('t', first)}** leads {md('t', second)} by {margin}, "
+          "**within noise**: the two best differ by less than their "
+          "spreads.\n")
+        return f"{first} ~ {second} (within noise)", first, True
+    w(f"**{md('t', first)}** wins by {margin} over {md('t', second)}" +
+      (", beyond the spreads of both.\n" if v == "distinct" else
+       " (1 run each: the noise cannot be judged).\n"))
+    return (f"{first} (wins by {margin})" if v == "distinct" else
+            f"{first} (by {margin}, 1 run: noise not judged)"), first, False
+
+
+def select_set(s):
+    w(f"\n## Selection: {md('t', s.machine_name())} "
+      f"({md('t', s.mach('ak_arch'))}), {md('t', s.set_name())}\n\n")
+    if s.emulated:
+        w("**emulated: no ranking (correctness only)**\n")
+        return [("emulated", None, False)] * len(OPS)
+    w(T("select.figures", runs=s.runs(), unit=md(
+        "t", s.mach("ak_counter_unit") or "ns"), noise=T("select.noise") if
+        s.reps > 1 else "1 run each, so no spread to judge by") + "\n")
+    vd = [rank(s, k + 1, op) for k, op in enumerate(OPS)]
+    macro.select(s)
+    return vd
+
+
+def cmd_select(paths):
+    w("# Primitive selection\n")
+    sets, vds = [], []
+    for p in paths:
+        s = load_set(p)
+        if s.usable:
+            sets.append(s)
+            vds.append(select_set(s))
+    if len(sets) > 1:
+        w(f"\n## Where the choice changes\n\n{T('select.changes')}\n\n")
+        t = Table("l", ["operation"] + [
+            f"{md('t', s.machine_name())} ({md('t', s.mach('ak_arch'))}), "
+            f"{md('t', s.set_name())}" for s in sets] + ["choice changes"])
+        for k, op in enumerate(OPS):
+            t.add(op[0])
+            v = [vd[k] for vd in vds]
+            t.add(*(md("t", x[0]) for x in v))
+            wins = [x for x in v if x[1]]
+            differs = len({x[1] for x in wins}) > 1
+            noisy = sum(x[2] for x in wins)
+            t.add(f"yes (within noise on {noisy} of {len(wins)})"
+                  if len(wins) >= 2 and differs and noisy else
+                  "–" if len(wins) < 2 else "yes" if differs else "no")
+        macro.select_row(t, sets)
+        t.print()
+    return exit_status(len(sets))
+
+
+# ---- index ----
+
+def walk(d, rel, found, depth=0):
+    if os.path.exists(f"{d}/machine.json"):
+        return found.append(rel)
+    if depth > 32:
+        return
+    try:
+        names = os.listdir(d)
+    except OSError:
+        return
+    for n in names:
+        sub = f"{d}/{n}"
+        if not n.startswith(".") and os.path.isdir(sub) \
+                and not os.path.islink(sub):
+            walk(sub, f"{rel}/{n}" if rel else n, found, depth + 1)
+
+
+def set_cell(rel):
+    if OUT.text:
+        return rel
+    href = "".join(f"%{ord(c):02X}" if c in " ()<>[]|%\"'" or ord(c) < 0x20
+                   else c for c in rel)
+    return (f"[{md('t', path_comp(rel, 0))}]({href}/) "
+            f"([tables]({href}/tables.md))")
+
+
+def fastest(s, op, order):
+    who, best = None, None
+    for b in s.each(ARCH_PRIM + op):
+        f = s.unit_fig(b)
+        if not b.skip and b.f("ordering").startswith(order) and \
+                not math.isnan(f.v) and (not who or f.v < best.v):
+            who, best = b, f
+    return who, best.v if who else math.nan
+
+
+def who_of(who):
+    return f" ({md('t', who)})" if who else ""
+
+
+def index_row(t, s, rel):
+    t.add(md("t", s.machine_name() if s.usable else path_comp(rel, 1)
+             or "–"), md("t", s.mach("ak_arch") if s.usable else
+                         path_comp(rel, 2) or "–"), set_cell(rel))
+    if not s.usable:
+        return t.add(*["–"] * 7, f"rejected: {md('t', s.why_short())}")
+    t.add("yes" if s.emulated else "no", md("t", s.unit))
+    full, loc = fastest(s, "cmpxchg64", "full")[1], "local"
+    b, lv = fastest(s, "cmpxchg64", "local")
+    if not b:
+        b2, lv2 = fastest(s, "cmpxchg64", "relaxed")
+        if b2:
+            loc, lv = "relaxed", lv2
+    t.add(f"{num(full)} / {num(lv)}{' (relaxed)' if loc != 'local' else ''}")
+    b, c128 = fastest(s, "cmpxchg128", "full")
+    t.add(num(c128) + who_of(b.f("variant") if b else None))
+    t.add(" / ".join(num(s.unit_fig(s.find(f"suite=percpu op=add mode={m}")).v)
+                     for m in ("rseq", "atomic", "thread")))
+    for wl, arg, v in (("pair", "size", 64), ("bulk", "bulk", 16)):
+        who, f = s.best(wl, arg, v)
+        t.add(num(f.v) + who_of(who))
+    notes = ("; emulated: figures mean nothing" if s.emulated else "") + (
+        "; 1 run each" if s.reps <= 1 else "")
+    if s.missing:
+        notes += "; missing:" + "".join(" " + md("t", x) for x in s.missing)
+    if s.problems:
+        notes += (f"; {s.problems} problem{'s' if s.problems > 1 else ''}, "
+                  f"the first: {md('t', s.why_short())}")
+    t.add(notes[2:] or None)
+
+
+def cmd_index(d):
+    d = d.rstrip("/") or "/"
+    if not os.path.isdir(d):
+        problem(f"{d}: not a folder")
+        return 3
+    found = []
+    walk(d, "", found)
+    found.sort()
+    w(T("index", cmd=md("c", "atomkit-report index " + d)))
+    if not found:
+        w("No result sets here.\n")
+        problem(f"{d}: no result sets (folders with machine.json) under it")
+        return 3
+    t = Table("lllllrrrrrl", [
+        "machine", "arch", "set", "emulated", "unit",
+        "cmpxchg64 full / local", "cmpxchg128 full",
+        md("t", "this_cpu_add rseq / atomic / thread"),
+        "slab pair 64 B (best design)", "bulk-16 per object (best design)",
+        "notes"])
+    usable = 0
+    for rel in found:
+        s = load_set(f"{d}/{rel}" if rel else d)
+        index_row(t, s, rel or ".")
+        usable += s.usable
+    t.print()
+    return exit_status(usable)
