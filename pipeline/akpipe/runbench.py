@@ -41,7 +41,6 @@ the suite's .txt.  Each suite's files are written under a temporary name
 and renamed when the suite finishes, so an interrupted run (Ctrl-C, kill)
 leaves only complete files; it says so and keeps what finished.
 """
-import json
 import os
 import re
 import subprocess
@@ -141,73 +140,85 @@ def preloads(suites, bench, con):
     return out
 
 
-def suite_args(o, name, prefix, threads):
-    return (plan.flags(o["mode"]) + threads +
-            [f"--benchmark_filter={plan.suite_filter(name, prefix, o['mode'])}"])
+def suite_args(o, name, prefix, threads=()):
+    return plan.flags(o["mode"]) + list(threads) + [
+        f"--benchmark_filter={plan.suite_filter(name, prefix, o['mode'])}"]
 
 
-def show_plan(o, bench, suites, macro, top):
+def work(o, bench, suites, macro, top):
+    """The plan: the machine's PUs and thread cap, the --threads of the
+    sweeps, per suite (name, env, args, instances, seconds), and the whole
+    programs' rows; one listing serves every suite (Google Benchmark's
+    filter searches the names as re.search does)."""
     info = bench.suites()
-    pus, cap = info["pus"], info["max_threads"]
+    threads = plan.threads_option(o["mode"], info["pus"], info["max_threads"])
     absent = bench.placements()["absent"]
-    threads = plan.threads_option(o["mode"], pus, cap)
+    listed = bench.tests(plan.flags(o["mode"]) + threads + o["extra"])
     rows = []
     for name, prefix, env in suites:
-        b = registry.Bench(bench.path, " ".join(bench.runner),
-                           dict(bench.env, **env))
-        names = b.tests(suite_args(o, name, prefix, threads) + o["extra"])
-        rows.append((name, len(names), plan.max_threads(names),
-                     plan.seconds(names, o["mode"], absent), prefix + "..."))
-    if macro:
-        rows += runmacro.plan_rows(macro, pus, top)
-    where = (f"the hwloc XML {o['topology']}" if o["topology"]
-             else "this machine")
-    print(plan.table(f"{WHO}: plan for {where}: {pus} PUs, at most {cap} "
-                     f"threads a run; {o['mode']}: "
+        args = suite_args(o, name, prefix, threads)
+        names = [n for n in listed if re.search(args[-1].split("=", 1)[1], n)]
+        rows.append((name, env, args + o["extra"], names,
+                     plan.seconds(names, o["mode"], absent)))
+    macro = runmacro.plan_rows(macro, info["pus"], top) if macro else []
+    return info, threads, rows, macro
+
+
+def show_plan(o, info, threads, rows, macro):
+    rows = [(name, len(names), plan.max_threads(names), s,
+             "LD_PRELOAD=" + os.path.basename(env["LD_PRELOAD"]) if env
+             else names[0].split("/")[0] + "/..." if names else "")
+            for name, env, args, names, s in rows] + macro
+    where = f"the hwloc XML {o['topology']}" if o["topology"] else \
+        "this machine"
+    print(plan.table(f"{WHO}: plan for {where}: {info['pus']} PUs, at most "
+                     f"{info['max_threads']} threads a run; {o['mode']}: "
                      f"{' '.join(plan.flags(o['mode']) + threads)}",
                      rows, sum(r[3] for r in rows)))
 
 
-def run_suite(con, bench, out, name, args, env):
-    """One suite into OUT/<name>.json and .txt; None, or why it is left
-    out.  Google Benchmark's console goes to the .txt, its instances
-    counted as they pass for the progress line."""
+def run_suite(con, bench, out, name, env, args, names):
+    """One suite into OUT/<name>.json and .txt: (why it is left out, or
+    None; its notes).  Google Benchmark's console goes to the .txt, its
+    instances counted as they pass for the progress line."""
     tmp_j, tmp_t = f"{out}/{name}.json.tmp", f"{out}/{name}.txt.tmp"
-    names = bench.tests(args)
     order = {n: i + 1 for i, n in enumerate(names)}
     cmd = bench.cmd(*args, f"--benchmark_out={tmp_j}",
                     "--benchmark_out_format=json")
     tail = []
-    with open(tmp_t, "w") as txt, subprocess.Popen(
-            cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            env=dict(bench.env, **env), text=True, errors="replace") as p:
-        try:
-            for line in p.stdout:
-                txt.write(line)
-                tail = (tail + [line])[-15:]
-                i = order.get(line.split(" ", 1)[0])
-                if i:
-                    con.step(i)
-            rc = p.wait()
-        except BaseException:
-            p.kill()
-            raise
-    if rc != 0:
-        con.say("".join(tail).rstrip(), err=True)
-        raise RunError(f"suite {name} failed (exit {rc})")
     try:
-        doc = schema.load_json(tmp_j)
-        schema.check_suite(doc)
-    except schema.SetError:
-        return "no benchmarks on this machine", []
-    if name.startswith("slab-") and not any(
-            f"malloc-{name[5:]}" in b.get("name", "")
-            for b in doc["benchmarks"]):
-        return (f"LD_PRELOAD of {env['LD_PRELOAD']} did not replace "
-                "malloc; its rows are left out"), []
-    os.replace(tmp_j, f"{out}/{name}.json")
-    os.replace(tmp_t, f"{out}/{name}.txt")
-    return None, gbench_notes(doc)
+        with open(tmp_t, "w") as txt, subprocess.Popen(
+                cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                env=dict(bench.env, **env), text=True,
+                errors="replace") as p:
+            try:
+                for line in p.stdout:
+                    txt.write(line)
+                    tail = (tail + [line])[-15:]
+                    con.step(order.get(line.split(" ", 1)[0], 0) or
+                             con.cur["i"])
+                rc = p.wait()
+            finally:
+                p.kill()
+        if rc != 0:
+            con.say("".join(tail).rstrip(), err=True)
+            raise RunError(f"suite {name} failed (exit {rc})")
+        try:
+            doc = schema.load_json(tmp_j)
+            schema.check_suite(doc)
+        except schema.SetError:
+            return "no benchmarks on this machine", []
+        if name.startswith("slab-") and f"malloc-{name[5:]}" not in str(
+                [b.get("name") for b in doc["benchmarks"]]):
+            return (f"LD_PRELOAD of {env['LD_PRELOAD']} did not replace "
+                    "malloc; its rows are left out"), []
+        os.replace(tmp_j, f"{out}/{name}.json")
+        os.replace(tmp_t, f"{out}/{name}.txt")
+        return None, gbench_notes(doc)
+    finally:	# an interrupted or failed suite leaves no partial file
+        for f in (tmp_j, tmp_t):
+            if os.path.exists(f):
+                os.unlink(f)
 
 
 def headlines(out):
@@ -245,47 +256,35 @@ def run(o):
     suites, macro = choose(o, bench, top)
     if o["commands"]:
         for name, prefix in suites:
-            print(name, " ".join(suite_args(o, name, prefix, [])))
+            print(name, " ".join(suite_args(o, name, prefix)))
         return 0
     con = Console(WHO, 0)
     suites = [(s, p, {}) for s, p in suites]
     suites += preloads(suites, bench, con)
+    info, threads, rows, mrows = work(o, bench, suites, macro, top)
     if o["plan"]:
-        show_plan(o, bench, suites, macro, top)
+        show_plan(o, info, threads, rows, mrows)
         return 0
     machine = o["machine"] or registry.machine_name(bench)
     if not machine or "/" in machine or machine.startswith("."):
         raise RunError(f"bad machine name '{machine}'", 2)
     out = o["out"] or registry.set_dir(top, bench, machine)
     os.makedirs(out, exist_ok=True)
-    info = bench.suites()
-    threads = plan.threads_option(o["mode"], info["pus"],
-                                  info["max_threads"])
-    absent = bench.placements()["absent"]
-    work = []
-    for name, prefix, env in suites:
-        b = registry.Bench(bench.path, os.environ.get("AK_TEST_RUNNER", ""),
-                           env)
-        args = suite_args(o, name, prefix, threads) + o["extra"]
-        names = b.tests(args)
-        work.append((name, b, args, env, len(names),
-                     plan.seconds(names, o["mode"], absent)))
-    mrows = runmacro.plan_rows(macro, info["pus"], top) if macro else []
-    con.total = sum(w[5] for w in work) + sum(r[3] for r in mrows)
-    con.say(f"writing {out} ({o['mode']}): {len(work) + bool(macro)} "
-            f"suites, about {plan.clock(con.total)} by the plan")
+    con.total = sum(r[4] for r in rows) + sum(r[3] for r in mrows)
+    n = len(rows) + bool(macro)
+    con.say(f"writing {out} ({o['mode']}): {n} suites, about "
+            f"{plan.clock(con.total)} by the plan")
     current, done, macro_rc = "machine", [], 0
     registry.trap()
     try:
         schema.write_json(f"{out}/machine.json", registry.machine_doc(
             bench, top, machine, out, o["mode"],
-            [w[0] for w in work] + (["macro"] if macro else [])), "machine")
-        n = len(work) + bool(macro)
-        for k, (name, b, args, env, count, est) in enumerate(work, 1):
+            [r[0] for r in rows] + (["macro"] if macro else [])), "machine")
+        for k, (name, env, args, names, est) in enumerate(rows, 1):
             current = name
-            con.begin(k, n, name, count, est)
-            why, notes = run_suite(con, b, out, name, args, env)
-            con.end(why or f"{count} benchmarks", notes)
+            con.begin(k, n, name, len(names), est)
+            why, notes = run_suite(con, bench, out, name, env, args, names)
+            con.end(why or f"{len(names)} benchmarks", notes)
             if not why:
                 done.append(name)
         if macro:
@@ -301,9 +300,6 @@ def run(o):
             con.end("some runs failed, marked in macro.json" if macro_rc
                     else "whole programs")
     except (registry.Interrupted, KeyboardInterrupt):
-        for f in (f"{out}/{current}.json.tmp", f"{out}/{current}.txt.tmp"):
-            if os.path.exists(f):
-                os.unlink(f)
         con.say(f"interrupted during suite '{current}'; kept the finished "
                 f"suites in {out}: {' '.join(sorted(os.listdir(out)))}",
                 err=True)

@@ -55,7 +55,7 @@ import tempfile
 
 from . import plan, registry, schema
 from .console import Console
-from .registry import RunError, Interrupted
+from .registry import RunError
 
 WHO = "run-macro"
 WORKLOADS = ("compile sqlite python git redis perl churn prodcons falseshare "
@@ -508,6 +508,84 @@ def table(rows, runs):
     return "\n".join(out) + "\n"
 
 
+def allocators(o, als, work, con):
+    """Each allocator probed (the loader only warns when a preload fails,
+    and the program then runs on glibc): macro.json's allocators, and
+    those that run."""
+    doc, ran = [], {}
+    for a, al in als.items():
+        lib = None
+        if not al["why"]:
+            al["why"], lib = probe(o, a, al, work)
+        if al["why"] and a in (o["allocators"] or "").split(","):
+            raise RunError(f"allocator {a}: {al['why']}", 2)
+        if al["why"]:
+            con.say(f"allocator {a}: {al['why']}: its runs are left out")
+        else:
+            ran[a] = al
+        doc.append(dict(name=a, kind=al["kind"], library=None if al["why"]
+                        else lib, preload=al["preload"], env=al["env"]))
+        if ":" in a:
+            doc[-1]["variant_of"] = al["design"]
+        doc[-1].update(dict(status="skipped", reason=al["why"]) if al["why"]
+                       else dict(status="ran"))
+    return doc, ran
+
+
+def one_run(o, w, wl, a, al, work, bound, base_sha):
+    """A run of workload w under allocator a: its members, and output."""
+    wdir, s = wl["dir"], o["sz"]
+    for d in ("obj", "repo", "server"):	# what the last run made
+        shutil.rmtree(f"{wdir}/{d}", ignore_errors=True)
+    for d in sorted({os.path.dirname(x) for x in o.get("objs", [])
+                     if w == "compile"}):
+        os.makedirs(f"{wdir}/{d}", exist_ok=True)
+    st, out, err_ = f"{work}/stats", f"{work}/out.txt", f"{work}/err.txt"
+    if os.path.exists(st):
+        os.unlink(st)
+    al["more"] = ["-v", f"AK_MALLOC_STATS={st}"] if al["kind"] == "design" \
+        else []
+    rc, m = macro_run(o, al, out, err_, s["to"], *wl["argv"], wl=wl)
+    if m is None:
+        raise RunError(f"macro-run failed (exit {rc}): stopped")
+    if rc == 0 and w == "compile":	# the objects are its output
+        with open(out, "a") as f:
+            for x in sorted(o["objs"]):
+                if os.path.exists(f"{wdir}/{x}"):
+                    with open(f"{wdir}/{x}", "rb") as obj:
+                        f.write(f"{hashlib.sha256(obj.read()).hexdigest()}"
+                                f"  {x}\n")
+    with open(out, "rb") as f:
+        data = f.read()
+    sha, note = hashlib.sha256(data).hexdigest(), ""
+    doc = dict(m)
+    if al["kind"] == "design":
+        open(st, "a").close()
+        bad, doc["malloc_counters"] = counters(st, al["design"])
+        if bad:
+            note = (f"AK_MALLOC_STATS: {bad} line(s) not the library's for "
+                    f"{a}: the counters cannot be summed")
+        elif not doc["malloc_counters"]["processes"]:
+            note = ("no process wrote its counters (AK_MALLOC_STATS): the "
+                    "preload did not serve the program")
+    if rc:
+        with open(err_, errors="replace") as f:
+            tail = "\n".join(f.read().splitlines()[-2:])[:300]
+        note = (f"timed out after {s['to']} s" if m.get("timed_out") else
+                f"killed by signal {m.get('signal')}"
+                if m.get("exit_status") is None else "")
+        note = f"{note}: {tail}" if note and tail else note or tail or \
+            f"exit status {m['exit_status']}"
+    else:
+        note = bound or note or ("" if base_sha in (None, sha) else
+                                 "output differs from glibc's")
+    doc.update(output_sha256=sha, output_bytes=len(data),
+               output_matches_baseline=sha == (base_sha or sha), ok=not note)
+    if note:
+        doc["note"] = note
+    return doc, data
+
+
 def run(o, top, con):
     o["con"] = con
     if o["mode"] == "commands":
@@ -518,11 +596,10 @@ def run(o, top, con):
     if o["mode"] == "plan":
         rows = plan_rows(o["size"], o["jobs"], top, o)
         print(plan.table(f"{WHO}: plan: {o['size']}, {o['sz']['runs']} "
-                         f"run(s) of each workload under each allocator "
+                         "run(s) of each workload under each allocator "
                          f"installed, {o['sz']['threads']} threads",
                          rows, sum(r[3] for r in rows)))
         return 0
-    als = {a: allocator(o, a) for a in o["al"]}
     if o["mode"] == "list":
         for w in WORKLOADS:
             print(f"workload {w}: "
@@ -537,9 +614,10 @@ def run(o, top, con):
         if not os.access(os.path.join(o["bin"], p), os.X_OK):
             raise RunError(f"{o['bin']}/{p} not built: run make in the build "
                            "tree (or name it with --builddir)")
-    o["env"] = {k: v for k, v in os.environ.items()
-                if k not in ("AK_PERCPU_MODE", "AK_MALLOC_DESIGN")}
-    o["env"]["LC_ALL"] = "C"
+    o["env"] = dict(os.environ, LC_ALL="C")	# the designs' default mode
+    for k in ("AK_PERCPU_MODE", "AK_MALLOC_DESIGN"):
+        o["env"].pop(k, None)
+    als = {a: allocator(o, a) for a in o["al"]}
     if registry.sanitized(os.path.join(o["bin"], "churn")):
         if o["allocators"] and len(o["al"]) > 1:
             err(f"--allocators {o['al'][1]}: the synthetic workloads are "
@@ -548,32 +626,14 @@ def run(o, top, con):
         con.say("the synthetic workloads are built with AddressSanitizer: "
                 "only glibc runs")
         als = {"glibc": als["glibc"]}
-    named = (o["allocators"] or "").split(",")
-    work = tempfile.mkdtemp(prefix="ak-macro.", dir=os.environ.get(
-        "TMPDIR", "/tmp"))
-    out = None
+    work, out = tempfile.mkdtemp(prefix="ak-macro.", dir=os.environ.get(
+        "TMPDIR", "/tmp")), ""
     try:
-        doc, ran = [], {}
-        for a, al in als.items():
-            if not al["why"]:
-                al["why"], lib = probe(o, a, al, work)
-            if al["why"] and a in named:
-                raise RunError(f"allocator {a}: {al['why']}", 2)
-            if al["why"]:
-                con.say(f"allocator {a}: {al['why']}: its runs are left out")
-            else:
-                ran[a] = al
-            doc.append(dict(name=a, kind=al["kind"], library=None if
-                            al["why"] else lib, preload=al["preload"],
-                            env=al["env"]))
-            if ":" in a:
-                doc[-1]["variant_of"] = al["design"]
-            doc[-1].update(dict(status="skipped", reason=al["why"]) if
-                           al["why"] else dict(status="ran"))
+        adoc, ran = allocators(o, als, work, con)
         for w in (o["workloads"] or "").split(","):
-            if w and missing(o, workload(o, top, w, ""), w):
-                err(f"--workloads {w}: "
-                    f"{missing(o, workload(o, top, w, ''), w)}")
+            why = w and missing(o, workload(o, top, w, ""), w)
+            if why:
+                err(f"--workloads {w}: {why}")
         bench = registry.Bench(os.path.join(o["builddir"], "bench",
                                             "atomkit-bench"))
         machine = o["machine"] or registry.machine_name(bench)
@@ -586,102 +646,47 @@ def run(o, top, con):
         started, s = registry.now(), o["sz"]
         con.say(f"writing {out}/macro.json ({o['size']}: {s['runs']} run(s) "
                 f"of each workload under {' '.join(ran)})")
-        total, failures, rows, wdocs = s["runs"] * len(ran) * len(
-            o["wl"]), 0, [], []
+        total, failures, rows, wdocs = s["runs"] * len(ran) * len(o["wl"]), \
+            0, [], []
         if o["alone"]:
             con.begin(1, 1, "macro", total, sum(
                 r[3] for r in plan_rows(o["size"], o["jobs"], top, o)), "run")
         con.cur["count"] = total
         for w in o["wl"]:
-            wdir = f"{work}/{w}"
-            wl = workload(o, top, w, wdir)
+            wl = workload(o, top, w, f"{work}/{w}")
             head = dict(name=w, kind=wl["kind"],
                         description=wl["description"], inputs=wl["inputs"])
             why = missing(o, wl, w)
-            tree = prepare(o, top, w, wdir) if not why else None
+            tree = None if why else prepare(o, top, w, f"{work}/{w}")
             why = why or (tree if isinstance(tree, str) else "")
             if why:
                 con.say(f"workload {w}: {why}: left out")
                 wdocs.append(dict(head, status="skipped", reason=why))
-                total -= s["runs"] * len(ran)
-                con.cur["count"] = total
+                con.cur["count"] -= s["runs"] * len(ran)
                 continue
             head.update(command=wl["command"], env=wl["env"],
-                        versions=versions(w))
-            if tree:
-                head["tree"] = tree
+                        versions=versions(w), **({"tree": tree} if tree
+                                                 else {}))
             con.say(f"workload {w}: {wl['inputs']}")
             bound = {a: serves(o, wl, al, a, top, work) if w == "redis"
                      else "" for a, al in ran.items()}
-            for a, b in bound.items():
-                if b:
-                    con.say(f"redis under {a}: {b}")
-            base_sha, baseline, res = None, "", {a: [] for a in ran}
+            for a in (a for a in ran if bound[a]):
+                con.say(f"redis under {a}: {bound[a]}")
+            base, baseline, res = None, "", {a: [] for a in ran}
             for r in range(1, s["runs"] + 1):
                 for a, al in ran.items():
-                    shutil.rmtree(f"{wdir}/{dict(compile='tree/obj', git='repo', redis='server').get(w, '.none')}", ignore_errors=True)
-                    for d in {os.path.dirname(x) for x in o.get("objs", [])
-                              if w == "compile"}:
-                        os.makedirs(f"{wdir}/tree/{d}", exist_ok=True)
-                    st = f"{work}/stats"
-                    if os.path.exists(st):
-                        os.unlink(st)
-                    al["more"] = ["-v", f"AK_MALLOC_STATS={st}"] \
-                        if al["kind"] == "design" else []
-                    o_, e_ = f"{work}/out.txt", f"{work}/err.txt"
-                    rc, m = macro_run(o, al, o_, e_, s["to"], *wl["argv"],
-                                      wl=wl)
-                    if m is None:
-                        raise RunError(f"macro-run failed (exit {rc}): "
-                                       "stopped")
-                    if rc == 0 and w == "compile":
-                        with open(o_, "a") as f:
-                            for x in sorted(o["objs"]):
-                                p = f"{wdir}/tree/{x}"
-                                if os.path.exists(p):
-                                    h = hashlib.sha256(open(p, "rb").read())
-                                    f.write(f"{h.hexdigest()}  {x}\n")
-                    data = open(o_, "rb").read()
-                    sha = hashlib.sha256(data).hexdigest()
-                    if a == "glibc" and base_sha is None:
-                        base_sha = sha
+                    doc, data = one_run(o, w, wl, a, al, work, bound[a], base)
+                    if a == "glibc" and base is None:
+                        base = doc["output_sha256"]
                         baseline = re.sub(r"[\x00-\x08\x0b\x0c\x0e-\x1f]", "",
-                                          data[:4096].decode(errors="replace"
-                                                             )).rstrip("\n")
-                    run_doc = dict(run=r, **m)
-                    note = ""
-                    if al["kind"] == "design":
-                        open(st, "a").close()
-                        bad, run_doc["malloc_counters"] = counters(
-                            st, al["design"])
-                        note = (f"AK_MALLOC_STATS: {bad} line(s) not the "
-                                f"library's for {a}: the counters cannot be "
-                                "summed") if bad else (
-                            "no process wrote its counters (AK_MALLOC_STATS):"
-                            " the preload did not serve the program") if not \
-                            run_doc["malloc_counters"]["processes"] else ""
-                    if rc:
-                        tail = "\n".join(open(e_, errors="replace").read()
-                                         .splitlines()[-2:])[:300]
-                        note = (f"timed out after {s['to']} s" if
-                                m.get("timed_out") else
-                                f"killed by signal {m.get('signal')}" if
-                                m.get("exit_status") is None else "")
-                        note = f"{note}: {tail}" if note and tail else \
-                            note or tail or f"exit status {m['exit_status']}"
-                    else:
-                        note = bound[a] or note or ("" if sha == base_sha
-                                                    else "output differs "
-                                                    "from glibc's")
-                    run_doc.update(output_sha256=sha, output_bytes=len(data),
-                                   output_matches_baseline=sha == base_sha,
-                                   ok=not note)
-                    if note:
-                        run_doc["note"] = note
+                                          data[:4096].decode(errors="replace")
+                                          ).rstrip("\n")
+                    if not doc["ok"]:
                         failures += 1
-                        con.say(f"{w} under {a}, run {r}: failed: {note}")
-                    res[a].append(run_doc)
-                    rows.append((w, a, m, not note))
+                        con.say(f"{w} under {a}, run {r}: failed: "
+                                f"{doc['note']}")
+                    res[a].append(dict(run=r, **doc))
+                    rows.append((w, a, doc, doc["ok"]))
                     con.step(con.cur["i"] + 1)
             wdocs.append(dict(head, status="ran", baseline_output=baseline,
                               results=[dict(allocator=a, runs=v)
@@ -692,15 +697,15 @@ def run(o, top, con):
             ak_run_finished=registry.now(), ak_git_rev=registry.rev(top),
             ak_runs=s["runs"], ak_jobs=o["jobs"], ak_threads=s["threads"],
             ak_timeout_s=s["to"], ak_baseline="glibc", ak_failures=failures,
-            allocators=doc, workloads=wdocs), "macro")
+            allocators=adoc, workloads=wdocs), "macro")
         with open(f"{out}/macro.txt.tmp", "w") as f:
             f.write(table(rows, s["runs"]))
         os.replace(f"{out}/macro.txt.tmp", f"{out}/macro.txt")
     finally:
         shutil.rmtree(work, ignore_errors=True)
-        for f in ("macro.json.tmp", "macro.txt.tmp"):
-            if out and os.path.exists(f"{out}/{f}"):
-                os.unlink(f"{out}/{f}")
+        for f in (f"{out}/macro.json.tmp", f"{out}/macro.txt.tmp"):
+            if out and os.path.exists(f):
+                os.unlink(f)
     return out, failures
 
 
