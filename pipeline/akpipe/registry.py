@@ -7,6 +7,7 @@ import os
 import re
 import signal
 import subprocess
+import sys
 
 # The system allocators measured beside ours, each preloaded into a
 # process of its own: name, soname.
@@ -21,6 +22,28 @@ class RunError(Exception):
     def __init__(self, msg, status=1):
         super().__init__(msg)
         self.status = status
+
+
+def options(argv, flags, values, usage):
+    """argv read by tables: a flag sets (key, value), an option with a
+    value sets its key to the next argument; "--" ends them (the rest is
+    "extra"); --help prints usage."""
+    o, it = {"extra": []}, iter(argv)
+    for a in it:
+        if a in flags:
+            o.update([flags[a]])
+        elif a in values:
+            o[values[a]] = next(it, None)
+            if o[values[a]] is None:
+                raise RunError(f"{a} needs a value (try --help)", 2)
+        elif a == "--":
+            o["extra"] = list(it)
+        elif a in ("-h", "--help"):
+            print(usage.rstrip())
+            sys.exit(0)
+        else:
+            raise RunError(f"unknown option '{a}' (try --help)", 2)
+    return o
 
 
 def now():

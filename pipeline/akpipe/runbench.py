@@ -64,29 +64,12 @@ HEADLINES = (
 def parse(argv):
     o = dict(mode="default", out=None, machine=os.environ.get("AK_MACHINE"),
              bench=os.environ.get("AK_BENCH", "./bench/atomkit-bench"),
-             only=None, plan=False, commands=False, topology=None, extra=[])
-    i = 0
-    while i < len(argv):
-        a = argv[i]
-        if a in ("--full", "--quick"):
-            o["mode"] = a[2:]
-        elif a in ("--plan", "--commands"):
-            o[a[2:]] = True
-        elif a in ("--out", "--machine", "--bench", "--suites",
-                   "--topology"):
-            if i + 1 == len(argv):
-                raise RunError(f"{a} needs a value (try --help)", 2)
-            i += 1
-            o[{"--suites": "only"}.get(a, a[2:])] = argv[i]
-        elif a == "--":
-            o["extra"] = argv[i + 1:]
-            break
-        elif a in ("-h", "--help"):
-            print(__doc__.rstrip())
-            sys.exit(0)
-        else:
-            raise RunError(f"unknown option '{a}' (try --help)", 2)
-        i += 1
+             only=None, plan=False, commands=False, topology=None)
+    o.update(registry.options(argv, {
+        "--full": ("mode", "full"), "--quick": ("mode", "quick"),
+        "--plan": ("plan", True), "--commands": ("commands", True)},
+        {"--out": "out", "--machine": "machine", "--bench": "bench",
+         "--suites": "only", "--topology": "topology"}, __doc__))
     return o
 
 
@@ -295,10 +278,11 @@ def run(o):
                 [f"--{macro}", "--out", out, "--no-render", "--builddir",
                  os.path.dirname(os.path.dirname(bench.path)) or "."],
                 con)
-            if macro_rc == 0 or os.path.isfile(f"{out}/macro.json"):
-                done.append("macro")
-            con.end("some runs failed, marked in macro.json" if macro_rc
-                    else "whole programs")
+            kept = os.path.isfile(f"{out}/macro.json")
+            done += ["macro"] if kept else []
+            con.end("every run ok" if not macro_rc else "some runs failed, "
+                    "marked in macro.json" if kept else
+                    f"failed (exit {macro_rc})")
     except (registry.Interrupted, KeyboardInterrupt):
         con.say(f"interrupted during suite '{current}'; kept the finished "
                 f"suites in {out}: {' '.join(sorted(os.listdir(out)))}",

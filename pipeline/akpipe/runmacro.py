@@ -87,14 +87,13 @@ SIZES = {s: dict(zip(_K, v)) for s, v in {
     "full": (5, 1200, "O2 O2-stress Os-generic O2-g", "all", 120000, 400000,
              4, 500, 2000, 400000, 3, 8000000, 8000000, 400000, 1000,
              8000000, 20000, 40000000, 1000, 48000000, 1000)}.items()}
-# Seconds a run takes, for the plan: a full run's mean over the allocators
-# in results/x86_64/oxide-virtual-turin-like-processor-2pu/
-# 20261206-042614-b0cb282 (remotefree, mixloop: as sizemix); --short and
-# --quick scaled by their inputs, 0.2 s at least (starting, checking).
-FULL_S = dict(compile=7.5, sqlite=1.9, python=2.0, git=0.8, redis=3.2,
-              perl=3.0, churn=1.5, prodcons=2.0, falseshare=0.7, sizemix=1.5,
-              remotefree=1.5, **{"mixloop-1t": 1.5, "mixloop-2t": 1.5})
-SCALE = {"full": 1.0, "short": 0.12, "quick": 0.0}
+# Seconds a run takes, for the plan: --full's mean over the allocators in
+# results/x86_64/amd-epyc-2pu/20261206-154616-3cdede3 (845 runs in 27.7
+# minutes); --short's, glibc's runs on the same 2-vCPU VM (loaded); a
+# --quick run, 130 runs in 49 s there.
+RUN_S = dict(zip(WORKLOADS, zip(
+    (4.2, 1.6, 1.2, 0.4, 2.5, 2.8, 0.7, 0.9, 0.9, 0.9, 3.0, 3.8, 2.5),
+    (0.7, 0.7, 0.2, 0.3, 4.4, 0.4, 0.4, 0.2, 0.2, 0.2, 1.1, 1.0, 0.7))))
 
 # name: kind, programs it needs (name:Debian package), description, inputs
 # (formatted with the size's numbers, jobs, threads)
@@ -125,6 +124,7 @@ def err(msg):
     raise RunError(f"{msg} (try --help)", 2)
 
 
+
 def number(name, v, most):
     if not (v.isdigit() and 1 <= int(v) <= most):
         err(f"{name} '{v}': expected a number from 1 to {most}")
@@ -143,26 +143,15 @@ def parse(argv, top):
     o = dict(size="full", out=None, machine=os.environ.get("AK_MACHINE"),
              builddir=".", workloads=None, allocators=None, jobs=None,
              runs=None, timeout=None, render=True, mode="run")
-    vals = "runs out machine builddir workloads allocators jobs timeout"
-    it = iter(argv)
-    for a in it:
-        if a in ("--full", "--short", "--quick"):
-            o["size"] = a[2:]
-        elif a in ("--plan", "--commands", "--list"):
-            o["mode"] = a[2:]
-        elif a == "--no-render":
-            o["render"] = False
-        elif a[2:] in vals.split() and a.startswith("--"):
-            o[a[2:]] = next(it, None)
-            if o[a[2:]] is None:
-                err(f"{a} needs a value")
-        elif a in ("-h", "--help"):
-            print(__doc__.rstrip().replace("WORKLOADS", " ".join(WORKLOADS))
-                  .replace("ALLOCATORS", " ".join(ALLOCATORS))
-                  .replace("VARIANTS", " ".join(VARIANTS)))
-            sys.exit(0)
-        else:
-            err(f"unknown option '{a}'")
+    flags = {f"--{k}": (key, k) for key, ks in (
+        ("size", ("full", "short", "quick")),
+        ("mode", ("plan", "commands", "list"))) for k in ks}
+    flags["--no-render"] = ("render", False)
+    o.update(registry.options(argv, flags, {f"--{k}": k for k in (
+        "runs out machine builddir workloads allocators jobs timeout"
+        ).split()}, __doc__.replace("WORKLOADS", " ".join(WORKLOADS))
+        .replace("ALLOCATORS", " ".join(ALLOCATORS))
+        .replace("VARIANTS", " ".join(VARIANTS))))
     s = o["sz"] = dict(SIZES[o["size"]])
     if o["runs"]:
         s["runs"] = number("--runs", o["runs"], 100)
@@ -269,8 +258,8 @@ def allocator(o, a):
                 "scripts/setup-deps installs it)")
 
 
-def seconds(size, w, threads):
-    return max(FULL_S[w] * SCALE[size], 0.2)
+def seconds(size, w):
+    return RUN_S[w][size == "short"] if size != "quick" else 0.4
 
 
 def plan_rows(size, pus, top, o=None):
@@ -280,7 +269,7 @@ def plan_rows(size, pus, top, o=None):
     n = o["sz"]["runs"] * len(al)
     return [(f"macro {w}", n, int(w[-2]) if w.startswith("mixloop") else
              o["sz"]["threads"] if W[w][0] == "synthetic" else 1,
-             n * seconds(o["size"], w, pus),
+             n * seconds(o["size"], w),
              f"{o['size']}: {len(al)} allocators")
             for w in o["wl"]]
 
@@ -470,7 +459,7 @@ def serves(o, wl, a, name, top, work):
     elsewhere), else ""."""
     want = os.path.realpath(a["preload"] or registry.malloc_path("libc.so.6")
                             or "")
-    macro_run(o, a, f"{work}/bound", f"{work}/bound.err", 60, "/bin/sh",
+    macro_run(o, dict(a, more=[]), f"{work}/bound", f"{work}/bound.err", 60, "/bin/sh",
               f"{top}/bench/macro/redis-work.sh", "--bound",
               wl=dict(wl, dir=work, stdin="/dev/null"))
     got = dict(ln.split(" ", 1) for ln in open(f"{work}/bound",
@@ -523,8 +512,8 @@ def allocators(o, als, work, con):
             con.say(f"allocator {a}: {al['why']}: its runs are left out")
         else:
             ran[a] = al
-        doc.append(dict(name=a, kind=al["kind"], library=None if al["why"]
-                        else lib, preload=al["preload"], env=al["env"]))
+        doc.append(dict(name=a, kind=al["kind"], library=lib,
+                        preload=al["preload"], env=al["env"]))
         if ":" in a:
             doc[-1]["variant_of"] = al["design"]
         doc[-1].update(dict(status="skipped", reason=al["why"]) if al["why"]
@@ -649,8 +638,9 @@ def run(o, top, con):
         total, failures, rows, wdocs = s["runs"] * len(ran) * len(o["wl"]), \
             0, [], []
         if o["alone"]:
-            con.begin(1, 1, "macro", total, sum(
-                r[3] for r in plan_rows(o["size"], o["jobs"], top, o)), "run")
+            con.total = sum(r[3] for r in plan_rows(o["size"], o["jobs"],
+                                                    top, o))
+            con.begin(1, 1, "macro", total, con.total, "run")
         con.cur["count"] = total
         for w in o["wl"]:
             wl = workload(o, top, w, f"{work}/{w}")
