@@ -42,7 +42,8 @@ class Console:
     def begin(self, k, n, name, count, est, what="benchmark"):
         """Suite k of n starts: count instances, est seconds planned."""
         self.cur = dict(k=k, n=n, name=name, count=count, est=est, i=0,
-                        what=what, start=time.monotonic(), last=0.0)
+                        what=what, start=time.monotonic(),
+                        last=time.monotonic())
         self._show(force=True)
 
     def step(self, i):
@@ -77,7 +78,8 @@ class Console:
             if line != self.shown:
                 self._write("\r\033[K" + line)
                 self.shown = line
-        elif force or now - self.cur["last"] >= PLAIN_EVERY:
+        elif now - self.cur["last"] >= PLAIN_EVERY or (
+                force and self.cur["est"] >= PLAIN_EVERY):
             self.cur["last"] = now
             self._write(f"{self.who}: {self.progress()}\n")
 
@@ -88,7 +90,9 @@ class Console:
         self._clear()
         took = clock(time.monotonic() - c["start"])
         self._write(f"{self.who}: suite {c['k']} of {c['n']} {c['name']}: "
-                    f"{summary} in {took}\n")
+                    f"{summary} in {took}; "
+                    f"{clock(time.monotonic() - self.start)} elapsed, "
+                    f"about {clock(self.left())} left\n")
         for note in notes:
             self._write(f"{self.who}:     {note}\n")
 

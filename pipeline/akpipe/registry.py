@@ -230,6 +230,6 @@ def render(con, out, report):
         else:
             os.unlink(f"{out}/{what}.md.tmp")
             con.say(f"atomkit-report {what} failed on {out}", err=True)
-    if subprocess.run([report, "plot", out, "-o", f"{out}/plots"]
-                      ).returncode:
+    if subprocess.run([report, "plot", out, "-o", f"{out}/plots"],
+                      stdout=subprocess.DEVNULL).returncode:
         con.say(f"atomkit-report plot failed on {out}", err=True)

@@ -267,7 +267,8 @@ def run(o):
             current = name
             con.begin(k, n, name, len(names), est)
             why, notes = run_suite(con, bench, out, name, env, args, names)
-            con.end(why or f"{len(names)} benchmarks", notes)
+            con.end(why or f"{len(names)} benchmark"
+                    f"{'s' if len(names) != 1 else ''}", notes)
             if not why:
                 done.append(name)
         if macro:
