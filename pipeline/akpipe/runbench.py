@@ -305,6 +305,6 @@ def main(argv=None):
     except RunError as e:
         print(f"{WHO}: {e}", file=sys.stderr)
         return e.status
-    except OSError as e:
+    except (OSError, schema.SetError) as e:
         print(f"{WHO}: {e}", file=sys.stderr)
         return 1

@@ -732,6 +732,9 @@ def main(argv=None, con=None):
     except RunError as e:
         con.say(str(e), err=True)
         return e.status
+    except (OSError, schema.SetError) as e:
+        con.say(str(e), err=True)
+        return 1
     except registry.Interrupted:
         if not alone:
             raise
