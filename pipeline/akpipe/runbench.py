@@ -182,7 +182,7 @@ def run_suite(con, bench, out, name, env, args, names):
                              con.cur["i"])
                 rc = p.wait()
             finally:
-                p.kill()
+                p.terminate()
         if rc != 0:
             con.say("".join(tail).rstrip(), err=True)
             raise RunError(f"suite {name} failed (exit {rc})")

@@ -422,14 +422,19 @@ def macro_run(o, a, out, err, timeout, *cmd, wl=None):
         args += ["-v", f"{k}={v}"]
     if a["preload"]:
         args += ["-p", a["preload"]]
-    p = subprocess.run(args + a.get("more", []) + ["--", *cmd],
-                       capture_output=True, text=True, env=o["env"])
-    if p.returncode >= 128:
+    with open(f"{os.path.dirname(out)}/run.err", "w") as e, subprocess.Popen(
+            args + a.get("more", []) + ["--", *cmd], stdout=subprocess.PIPE,
+            stderr=e, text=True, env=o["env"]) as p:
+        try:
+            metrics, rc = p.communicate()[0], p.wait()
+        finally:	# SIGTERM: macro-run kills the program's group first
+            p.terminate()
+    if rc >= 128:
         raise registry.Interrupted()
     try:
-        return p.returncode, json.loads("{" + p.stdout + "}")
+        return rc, json.loads("{" + metrics + "}")
     except ValueError:
-        return p.returncode, None
+        return rc, None
 
 
 def probe(o, name, a, work):
@@ -536,7 +541,9 @@ def one_run(o, w, wl, a, al, work, bound, base_sha):
         else []
     rc, m = macro_run(o, al, out, err_, s["to"], *wl["argv"], wl=wl)
     if m is None:
-        raise RunError(f"macro-run failed (exit {rc}): stopped")
+        with open(f"{work}/run.err", errors="replace") as f:
+            raise RunError(f"{f.read().strip()}\nmacro-run failed (exit "
+                           f"{rc}): stopped")
     if rc == 0 and w == "compile":	# the objects are its output
         with open(out, "a") as f:
             for x in sorted(o["objs"]):
@@ -727,7 +734,8 @@ def main(argv=None, con=None):
             con.say(f"{failures} run(s) failed, or disagreed with glibc's "
                     f"output: marked in {out}/macro.json")
             return 1
-        con.say(f"done: {out}/macro.json")
+        if alone:
+            con.say(f"done: {out}/macro.json")
         return 0
     except RunError as e:
         con.say(str(e), err=True)
