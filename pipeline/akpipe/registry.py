@@ -2,6 +2,7 @@
 classes, machine description) and what the machine around it has (the
 system mallocs, the revision): the one place the run side asks."""
 import datetime
+import functools
 import json
 import os
 import re
@@ -121,6 +122,7 @@ class Bench:
         raise RunError(f"{p.stderr.strip()}\n{self.path} --describe failed")
 
 
+@functools.lru_cache(maxsize=None)
 def malloc_path(soname):
     """The library's path in the loader's cache, or None."""
     for ldconfig in ("ldconfig", "/sbin/ldconfig"):
