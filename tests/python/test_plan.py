@@ -43,6 +43,8 @@ def plan(*args, env=None):
     p = script("run-bench", "--plan", *args, env=env)
     assert p.returncode == 0, p.stderr
     lines = p.stdout.splitlines()
+    lines = lines[[ln.startswith("run-bench: plan for")
+                   for ln in lines].index(True):]	# after any notes
     rows = {}
     for ln in lines[2:-1]:
         m = re.match(r"(\S+(?: \S+)?)\s+(\d+)\s+(\d+)\s+([\d.]+)  ", ln)
