@@ -24,7 +24,7 @@ Usage: scripts/run-macro [--full|--short|--quick] [--runs N] [--out DIR]
   --allocators  comma-separated, default all: ALLOCATORS, and in --full the
                 freelist designs' variants without per-CPU partial slabs
                 (AK_SLAB_CPU_PARTIAL=0): VARIANTS (named, they run in any
-                size); glibc, the baseline, always runs, and first
+                size, with their design); glibc, the baseline, always runs, and first
   --jobs N      make -j N for the compile, N threads (at least 2, at most
                 the programs' cap) for the synthetic workloads; default: the
                 CPUs this process may use
@@ -167,7 +167,10 @@ def parse(argv, top):
     o["wl"] = pick("--workloads", o["workloads"], WORKLOADS) \
         if o["workloads"] else WORKLOADS
     known = ALLOCATORS + VARIANTS
-    o["al"] = pick("--allocators", "glibc," + o["allocators"], known) \
+    # a variant is shown beside its design: naming it brings the design
+    o["al"] = pick("--allocators", ",".join(
+        ["glibc"] + [n for a in o["allocators"].split(",")
+                     for n in (a.split(":")[0], a)]), known) \
         if o["allocators"] else ALLOCATORS + (
             VARIANTS if o["size"] == "full" else [])
     if o["machine"] is not None and ("/" in o["machine"] or

@@ -45,6 +45,18 @@ def test_plan():
     assert abs(sum(float(r[4]) for r in rows) - total) <= 0.05 * len(rows)
 
 
+def test_variant_brings_its_design():
+    """A variant named alone runs beside its design, after glibc; --full
+    brings every variant, --short none."""
+    o = runmacro.parse(["--quick", "--allocators",
+                        "rseq-list:cpu_partial=0"], TOP)
+    assert o["al"] == ["glibc", "rseq-list", "rseq-list:cpu_partial=0"]
+    full = runmacro.parse(["--full"], TOP)["al"]
+    assert all(v in full for v in runmacro.VARIANTS)
+    short = runmacro.parse(["--short"], TOP)["al"]
+    assert not any(v in short for v in runmacro.VARIANTS)
+
+
 def test_refused_options(tmp_path):
     for args in ("--bogus", "--workloads nope", "--allocators glibc,nope",
                  "--runs 0", "--runs x", "--jobs", "--timeout -1",
