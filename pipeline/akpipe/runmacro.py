@@ -790,12 +790,9 @@ def main(argv=None, con=None):
         if alone:
             con.say(f"done: {out}/macro.json")
         return 0
-    except RunError as e:
+    except (RunError, OSError, schema.SetError) as e:
         con.say(str(e), err=True)
-        return e.status
-    except (OSError, schema.SetError) as e:
-        con.say(str(e), err=True)
-        return 1
+        return e.status if isinstance(e, RunError) else 1
     except registry.Interrupted:
         if not alone:
             raise
