@@ -386,19 +386,18 @@ def make_tree(top, o, t):
              "O2-stress": "-O2 -Icfg/N -DAK_SLAB_STRESS -DAK_RSEQ_STRESS",
              "Os-generic": "-Os -Icfg/generic",
              "O2-g": "-O2 -g -fdebug-prefix-map=$(CURDIR)=. -Icfg/N"}
-    sets, objs = o["sz"]["cc_sets"].split(), []
-    mk = ["# the compile workload (scripts/run-macro): every source under "
-          "each flag set", f"CC = {prog('gcc')}",
-          "BASE = -std=gnu11 -pthread -Wall -Wextra"]
-    for c in sets:
-        f = flags[c].replace("cfg/N", f"cfg/{native}") + " -Iinclude"
-        for s in srcs:
-            objs.append(f"obj/{c}/{s[:-2]}.o")
-            mk.append(f"{objs[-1]}: {s}\n\t$(CC) $(BASE) {f} -c {s} -o $@")
+    o["objs"] = objs = [f"obj/{c}/{s[:-2]}.o" for c in o["sz"]["cc_sets"]
+                        .split() for s in srcs]
     with open(f"{t}/Makefile", "w") as f:
-        f.write("\n".join(mk + ["all: " + " ".join(objs),
-                                ".DEFAULT_GOAL := all"]) + "\n")
-    o["objs"] = objs
+        f.write("\n".join([
+            "# the compile workload (scripts/run-macro): every source under "
+            "each flag set", f"CC = {prog('gcc')}",
+            "BASE = -std=gnu11 -pthread -Wall -Wextra"] + [
+            f"{x}: {s}\n\t$(CC) $(BASE) "
+            f"{flags[x.split('/')[1]].replace('cfg/N', f'cfg/{native}')} "
+            f"-Iinclude -c {s} -o $@" for x, s in zip(objs, srcs * len(
+                o["sz"]["cc_sets"].split()))] + [
+            "all: " + " ".join(objs), ".DEFAULT_GOAL := all"]) + "\n")
     return {"source": "git-archive" if commit else "source-dir",
             "commit": commit, "fixed": fixed, "fixed_commit": FIXED_COMMIT,
             "files": len(srcs), "flag_sets": o["sz"]["cc_sets"],
@@ -418,16 +417,14 @@ def prepare(o, top, w, wdir):
     if w == "redis" and len(wdir) > 80:	# a socket's path: 107 bytes
         return (f"the work folder's path is too long for redis-server's "
                 f"socket ({wdir}: TMPDIR names a shorter one)")
-    args = dict(sqlite=("sql", s["sql_n"], "script.sql"),
-                python=("words", s["py_words"], "words.txt"),
-                perl=("words", s["pl_words"], "words.txt"),
-                git=("git", s["git_n"], "stream")).get(w)
-    if args:
-        with open(f"{wdir}/{args[2]}", "w") as f:
-            if subprocess.run([gen, args[0], str(args[1])],
-                              stdout=f).returncode:
-                return f"macro-gen {args[0]} failed"
-    return None
+    kind, n, file = dict(sqlite=("sql", "sql_n", "script.sql"),
+                         python=("words", "py_words", "words.txt"),
+                         perl=("words", "pl_words", "words.txt"),
+                         git=("git", "git_n", "stream")).get(w, [None] * 3)
+    if kind:
+        with open(f"{wdir}/{file}", "w") as f:
+            if subprocess.run([gen, kind, str(s[n])], stdout=f).returncode:
+                return f"macro-gen {kind} failed"
 
 
 def versions(w):
@@ -780,9 +777,9 @@ def main(argv=None, con=None):
                     "every run ok")
             with open(f"{out}/macro.txt") as f:
                 print(f.read())
-        if alone and o["render"]:
-            registry.render(con, out, os.environ.get("AK_REPORT", os.path.join(
-                o["builddir"], "report", "atomkit-report")))
+            if o["render"]:
+                registry.render(con, out, os.environ.get("AK_REPORT", (
+                    os.path.join(o["builddir"], "report", "atomkit-report"))))
         if failures:
             con.say(f"{failures} run(s) failed, or disagreed with glibc's "
                     f"output: marked in {out}/macro.json")
