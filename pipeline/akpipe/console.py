@@ -15,11 +15,8 @@ PLAIN_EVERY = 30.0	# seconds between plain progress lines
 class Console:
     def __init__(self, who, total_est, stream=None):
         self.who, self.out = who, stream or sys.stdout
-        self.tty = self.out.isatty()
-        self.start = time.monotonic()
-        self.total, self.done = total_est, 0.0
-        self.cur = None
-        self.shown = ""
+        self.tty, self.start = self.out.isatty(), time.monotonic()
+        self.total, self.done, self.cur, self.shown = total_est, 0.0, None, ""
 
     def _write(self, text):
         self.out.write(text)
@@ -52,29 +49,30 @@ class Console:
             self._show()
 
     def left(self):
-        """Seconds left: the plan's remaining estimate, scaled by how
-        the work done so far compares with its estimate."""
+        """The plan's remaining estimate, scaled by how the work done so
+        far compares with its estimate."""
         c = self.cur or {"est": 0, "i": 0, "count": 1}
-        part = c["est"] * c["i"] / max(c["count"], 1)
-        done_est = self.done + part
+        done_est = self.done + c["est"] * c["i"] / max(c["count"], 1)
         rest = max(self.total - done_est, 0.0)
         elapsed = time.monotonic() - self.start
         return rest * elapsed / done_est if done_est >= 30 else rest
 
+    def times(self):
+        return (f"{clock(time.monotonic() - self.start)} elapsed, "
+                f"about {clock(self.left())} left")
+
     def progress(self):
         c = self.cur
         return (f"suite {c['k']} of {c['n']} ({c['name']}): {c['what']} "
-                f"{c['i']} of {c['count']}, "
-                f"{clock(time.monotonic() - self.start)} elapsed, "
-                f"about {clock(self.left())} left")
+                f"{c['i']} of {c['count']}, {self.times()}")
 
     def _show(self, force=False):
         if not self.cur:
             return
         now = time.monotonic()
         if self.tty:
-            width = shutil.get_terminal_size().columns - 1
-            line = self.progress()[:max(width, 20)]
+            line = self.progress()[:max(
+                shutil.get_terminal_size().columns - 1, 20)]
             if line != self.shown:
                 self._write("\r\033[K" + line)
                 self.shown = line
@@ -90,11 +88,8 @@ class Console:
         self._clear()
         took = clock(time.monotonic() - c["start"])
         self._write(f"{self.who}: suite {c['k']} of {c['n']} {c['name']}: "
-                    f"{summary} in {took}; "
-                    f"{clock(time.monotonic() - self.start)} elapsed, "
-                    f"about {clock(self.left())} left\n")
-        for note in notes:
-            self._write(f"{self.who}:     {note}\n")
+                    f"{summary} in {took}; {self.times()}\n" +
+                    "".join(f"{self.who}:     {n}\n" for n in notes))
 
 
 def gbench_notes(doc):
@@ -112,9 +107,8 @@ def gbench_notes(doc):
             skips[msg[9:].split(": ")[0]] += 1
         else:
             fails[msg].append(name)
-    notes = [f"{n} skipped: {why}" for why, n in skips.most_common()]
-    for msg, names in fails.items():
-        more = f" and {len(names) - 2} more" if len(names) > 2 else ""
-        notes.append(f"{len(names)} FAILED: {msg} ({', '.join(names[:2])}"
-                     f"{more})")
-    return notes
+    more = {m: f" and {len(n) - 2} more" if len(n) > 2 else ""
+            for m, n in fails.items()}
+    return [f"{n} skipped: {why}" for why, n in skips.most_common()] + [
+        f"{len(n)} FAILED: {m} ({', '.join(n[:2])}{more[m]})"
+        for m, n in fails.items()]

@@ -49,14 +49,10 @@ def flags(mode):
 
 def sweep(pus, cap):
     """atomkit-bench's default thread sweep (bench/main.c)."""
-    top, t, out = min(pus, cap), 1, []
-    while t < top:
-        out.append(t)
-        t *= 2
-    out.append(top)
-    if top < cap:
-        out.append(min(2 * top, cap))
-    return out
+    top = min(pus, cap)
+    return [1 << i for i in range(max(top - 1, 0).bit_length())
+            if 1 << i < top] + [top] + ([min(2 * top, cap)] if top < cap
+                                        else [])
 
 
 def threads_option(mode, pus, cap):
@@ -78,25 +74,17 @@ def suite_filter(name, prefix, mode):
 def seconds(names, mode, absent=()):
     """The estimated time of these instances, absent classes skipped."""
     reps, min_time, _ = MODES[mode]
-    total = 0.0
-    for n in names:
-        total += START
-        if any(f"/placement:{c}/" in n + "/" for c in absent):
-            continue
-        m = re.search(r"/threads:(\d+)$", n)
-        threads = int(m.group(1)) if m else 1
-        total += reps * min_time * RATE + (reps + 2) * threads * THREAD
-    return total
+    # summed in the order of a loop, so that the minutes shown stay put
+    return sum((x for n in names for x in (START, 0.0 if any(
+        f"/placement:{c}/" in n + "/" for c in absent) else
+        reps * min_time * RATE + (reps + 2) * int(
+            (re.findall(r"/threads:(\d+)$", n) or [1])[0]) * THREAD)), 0.0)
 
 
 def max_threads(names):
     return max([int(t) for t in
                 re.findall(r"/threads:(\d+)$", "\n".join(names), re.M)] or
                [1])
-
-
-def minutes(s):
-    return f"{s / 60:.1f}"
 
 
 def clock(s):
@@ -107,11 +95,9 @@ def clock(s):
 
 def table(head, rows, total):
     """The plan as text: head, a row per suite, the total."""
-    lines = [head, f"{'suite':<16} {'instances':>9} {'threads':>8} "
-             f"{'minutes':>8}  what"]
-    for name, n, threads, s, what in rows:
-        lines.append(f"{name:<16} {n:>9} {threads:>8} {minutes(s):>8}  "
-                     f"{what}")
-    lines.append(f"{'total':<16} {sum(r[1] for r in rows):>9} {'':>8} "
-                 f"{minutes(total):>8}  estimated: {clock(total)}")
-    return "\n".join(lines)
+    return "\n".join([head, f"{'suite':<16} {'instances':>9} {'threads':>8} "
+                           f"{'minutes':>8}  what"] + [
+        f"{name:<16} {n:>9} {threads:>8} {s / 60:>8.1f}  {what}"
+        for name, n, threads, s, what in rows] + [
+        f"{'total':<16} {sum(r[1] for r in rows):>9} {'':>8} "
+        f"{total / 60:>8.1f}  estimated: {clock(total)}"])

@@ -1,6 +1,5 @@
-"""What atomkit-bench says it has (its suites, benchmarks, placement
-classes, machine description) and what the machine around it has (the
-system mallocs, the revision): the one place the run side asks."""
+"""What atomkit-bench says it has (suites, benchmarks, placement classes,
+machine) and what the machine around it has (system mallocs, revision)."""
 import datetime
 import functools
 import json
@@ -18,17 +17,18 @@ SYSTEM_MALLOCS = (("tcmalloc", "libtcmalloc_minimal.so.4"),
 
 
 class RunError(Exception):
-    """A failure to report in one line and exit with .status."""
-
     def __init__(self, msg, status=1):
         super().__init__(msg)
         self.status = status
 
 
+class Interrupted(Exception):
+    pass
+
+
 def options(argv, flags, values, usage):
-    """argv read by tables: a flag sets (key, value), an option with a
-    value sets its key to the next argument; "--" ends them (the rest is
-    "extra"); --help prints usage."""
+    """flags: option -> (key, value); values: option -> key of the next
+    argument; "--" ends them (the rest is "extra")."""
     o, it = {"extra": []}, iter(argv)
     for a in it:
         if a in flags:
@@ -47,9 +47,8 @@ def options(argv, flags, values, usage):
     return o
 
 
-def now():
-    return datetime.datetime.now(datetime.timezone.utc).strftime(
-        "%Y-%m-%dT%H:%M:%SZ")
+def now(fmt="%Y-%m-%dT%H:%M:%SZ"):
+    return datetime.datetime.now(datetime.timezone.utc).strftime(fmt)
 
 
 def capture(cmd, env=None, cwd=None):
@@ -68,7 +67,7 @@ class Bench:
 
     def __init__(self, path, runner="", env=None):
         self.path, self.runner = path, runner.split()
-        self.env = dict(os.environ, **(env or {}))
+        self.env, self.memo = dict(os.environ, **(env or {})), {}
 
     def cmd(self, *args):
         return self.runner + [self.path, *args]
@@ -77,27 +76,23 @@ class Bench:
         return os.access(self.path, os.X_OK)
 
     def ask(self, *args):
-        """The program's answer to args, asked once."""
-        memo = self.__dict__.setdefault("memo", {})
-        if args not in memo:
-            memo[args] = capture(self.cmd(*args), self.env)
-        if memo[args] is None:
+        if args not in self.memo:
+            self.memo[args] = capture(self.cmd(*args), self.env)
+        if self.memo[args] is None:
             raise RunError(f"{self.path} {' '.join(args)} failed")
-        return memo[args]
+        return self.memo[args]
 
     def suites(self):
-        """--list-suites: {"pus", "max_threads", "suites": [...]}"""
         try:
             return json.loads(self.ask("--list-suites"))
         except ValueError:
             raise RunError(f"{self.path} --list-suites: not JSON")
 
     def tests(self, args):
-        """The benchmark instances args select, in the order they run."""
         return self.ask(*args, "--benchmark_list_tests=true").split()
 
     def placements(self):
-        """--list-placements: arch, cpu model, PUs, the absent classes."""
+        """arch, cpu model, PUs, the absent classes."""
         info = {"absent": [], "pus": None}
         for line in self.ask("--list-placements").splitlines():
             key, _, val = line.partition(": ")
@@ -128,16 +123,13 @@ def malloc_path(soname):
     for ldconfig in ("ldconfig", "/sbin/ldconfig"):
         out = capture([ldconfig, "-p"])
         if out is not None:
-            for line in out.splitlines():
-                if line.split()[:1] == [soname]:
-                    return line.split()[-1]
-            return None
+            return next((ln.split()[-1] for ln in out.splitlines()
+                         if ln.split()[:1] == [soname]), None)
     return None
 
 
 def sanitized(prog):
-    """Built with AddressSanitizer, whose runtime must come first: no
-    other malloc can be preloaded into it."""
+    """ASan's runtime must come first: no other malloc preloads into it."""
     return "libasan" in (capture(["ldd", prog]) or "")
 
 
@@ -145,22 +137,17 @@ def rev(top):
     """The tree's short revision, -dirty when tracked files differ."""
     r = (capture(["git", "rev-parse", "--short", "HEAD"], cwd=top) or
          "norev").strip()
-    if capture(["git", "status", "--porcelain", "--untracked-files=no"],
-               cwd=top):
-        r += "-dirty"
-    return r
+    return r + "-dirty" if capture(["git", "status", "--porcelain",
+                                    "--untracked-files=no"], cwd=top) else r
 
 
 def cpu_model():
     try:
         with open("/proc/cpuinfo") as f:
-            for line in f:
-                m = re.match(r"(model name|cpu|Model)\s*: (.*)", line)
-                if m:
-                    return m.group(2)
+            return next((m.group(2) for m in map(re.compile(
+                r"(model name|cpu|Model)\s*: (.*)").match, f) if m), "")
     except OSError:
-        pass
-    return ""
+        return ""
 
 
 def machine_name(bench):
@@ -177,25 +164,15 @@ def machine_name(bench):
     return name.strip("-")
 
 
-def arch(bench):
-    try:
-        return bench.placements().get("arch") or os.uname().machine
-    except RunError:
-        return os.uname().machine
-
-
 def machine_doc(bench, top, machine, out, mode, suites):
     """machine.json: atomkit-bench's --describe where it is built, else
     what this side can say, plus the set's own fields."""
-    if bench.built():
-        doc = bench.describe()
-    else:
-        u = os.uname()
-        doc = {"ak_schema": "1", "ak_git_rev": rev(top),
-               "ak_arch": u.machine,
-               "ak_cpu_model": re.sub(r'[\\"]', "", cpu_model()),
-               "ak_pus": str(os.cpu_count() or ""),
-               "ak_kernel": f"{u.sysname} {u.release} {u.machine}"}
+    u = os.uname()
+    doc = bench.describe() if bench.built() else {
+        "ak_schema": "1", "ak_git_rev": rev(top), "ak_arch": u.machine,
+        "ak_cpu_model": re.sub(r'[\\"]', "", cpu_model()),
+        "ak_pus": str(os.cpu_count() or ""),
+        "ak_kernel": f"{u.sysname} {u.release} {u.machine}"}
     doc.update(ak_machine=machine, ak_set=os.path.basename(out),
                ak_run_mode=mode, ak_run_started=now(),
                ak_suites=" ".join(suites))
@@ -204,14 +181,12 @@ def machine_doc(bench, top, machine, out, mode, suites):
 
 def set_dir(top, bench, machine):
     """results/<arch>/<machine>/<date>-<rev>"""
-    stamp = datetime.datetime.now(datetime.timezone.utc).strftime(
-        "%Y%m%d-%H%M%S")
-    return os.path.join(top, "results", arch(bench), machine,
-                        f"{stamp}-{rev(top)}")
-
-
-class Interrupted(Exception):
-    """SIGINT, SIGTERM or SIGHUP during a run."""
+    try:
+        arch = bench.placements().get("arch") or os.uname().machine
+    except RunError:
+        arch = os.uname().machine
+    return os.path.join(top, "results", arch, machine,
+                        f"{now('%Y%m%d-%H%M%S')}-{rev(top)}")
 
 
 def trap(on=True):
@@ -225,8 +200,7 @@ def trap(on=True):
 def render(con, out, report):
     """The set's tables, selection report and plots (atomkit-report)."""
     if not os.access(report, os.X_OK):
-        con.say(f"no tables: {report} not built")
-        return
+        return con.say(f"no tables: {report} not built")
     for what in ("tables", "select"):
         with open(f"{out}/{what}.md.tmp", "w") as f:
             ok = subprocess.run([report, what, out], stdout=f).returncode

@@ -73,24 +73,21 @@ def parse(argv):
     return o
 
 
-def header_suites(top):
-    """The suites as bench/bench.h declares them, where atomkit-bench
-    is not built (the system rig asks before it builds)."""
-    with open(os.path.join(top, "bench", "bench.h")) as f:
-        return [{"name": n, "prefix": p} for n, p in re.findall(
-            r'^\s*S\(([a-z0-9_]+), *"([^"]*)"', f.read(), re.M)]
-
-
 def choose(o, bench, top):
-    """The suites to run (name, prefix), in order, and run-macro's size."""
-    known = (bench.suites()["suites"] if bench.built()
-             else header_suites(top))
+    """The suites to run (name, prefix), in order, and run-macro's size;
+    bench/bench.h's where atomkit-bench is not built (the system rig asks
+    before it builds)."""
+    if bench.built():
+        known = bench.suites()["suites"]
+    else:
+        with open(os.path.join(top, "bench", "bench.h")) as f:
+            known = [{"name": n, "prefix": p} for n, p in re.findall(
+                r'^\s*S\(([a-z0-9_]+), *"([^"]*)"', f.read(), re.M)]
     if not known:
         raise RunError(f"no suites found in {top}/bench/bench.h")
     names = [s["name"] for s in known]
-    macro = {"default": "short", "full": "full"}.get(o["mode"])
-    if bench.runner:
-        macro = None
+    macro = None if bench.runner else {"default": "short",
+                                       "full": "full"}.get(o["mode"])
     if o["only"] is not None:
         want = o["only"].split(",")
         for s in want:
@@ -112,15 +109,13 @@ def preloads(suites, bench, con):
         con.say(f"{bench.path} is built with AddressSanitizer: the system "
                 "allocators are not preloaded")
         return []
-    out = []
     for name, soname in registry.SYSTEM_MALLOCS:
-        lib = registry.malloc_path(soname)
-        if lib:
-            out.append((f"slab-{name}", "slab/", {"LD_PRELOAD": lib}))
-        else:
+        if not registry.malloc_path(soname):
             con.say(f"{name} not installed ({soname}): its rows are left "
                     "out (scripts/setup-deps installs it)")
-    return out
+    return [(f"slab-{name}", "slab/", {"LD_PRELOAD": lib})
+            for name, soname in registry.SYSTEM_MALLOCS
+            for lib in [registry.malloc_path(soname)] if lib]
 
 
 def suite_args(o, name, prefix, threads=()):
@@ -137,12 +132,12 @@ def work(o, bench, suites, macro, top):
     threads = plan.threads_option(o["mode"], info["pus"], info["max_threads"])
     absent = bench.placements()["absent"]
     listed = bench.tests(plan.flags(o["mode"]) + threads + o["extra"])
-    rows = []
-    for name, prefix, env in suites:
-        args = suite_args(o, name, prefix, threads)
-        names = [n for n in listed if re.search(args[-1].split("=", 1)[1], n)]
-        rows.append((name, env, args + o["extra"], names,
-                     plan.seconds(names, o["mode"], absent)))
+    rows = [(name, env, args + o["extra"], names,
+             plan.seconds(names, o["mode"], absent))
+            for name, prefix, env in suites
+            for args in [suite_args(o, name, prefix, threads)]
+            for names in [[n for n in listed
+                           if re.search(args[-1].split("=", 1)[1], n)]]]
     macro = runmacro.plan_rows(macro, info["pus"], top) if macro else []
     return info, threads, rows, macro
 
@@ -292,9 +287,9 @@ def run(o):
     finally:
         registry.trap(False)
     con.say("done: " + " ".join(done))
-    registry.render(con, out, os.environ.get("AK_REPORT", "./report/atomkit-report"))
-    for line in headlines(out):
-        print(line)
+    registry.render(con, out, os.environ.get("AK_REPORT",
+                                             "./report/atomkit-report"))
+    print("".join(f"{line}\n" for line in headlines(out)), end="")
     con.say(f"result set in {out}")
     return 1 if macro_rc else 0
 
@@ -302,9 +297,6 @@ def run(o):
 def main(argv=None):
     try:
         return run(parse(sys.argv[1:] if argv is None else argv))
-    except RunError as e:
+    except (RunError, OSError, schema.SetError) as e:
         print(f"{WHO}: {e}", file=sys.stderr)
-        return e.status
-    except (OSError, schema.SetError) as e:
-        print(f"{WHO}: {e}", file=sys.stderr)
-        return 1
+        return e.status if isinstance(e, RunError) else 1

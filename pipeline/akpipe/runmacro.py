@@ -95,23 +95,113 @@ RUN_S = dict(zip(WORKLOADS, zip(
     (4.2, 1.6, 1.2, 0.4, 2.5, 2.8, 0.7, 0.9, 0.9, 0.9, 3.0, 3.8, 2.5),
     (0.7, 0.7, 0.2, 0.3, 4.4, 0.4, 0.4, 0.2, 0.2, 0.2, 1.1, 1.0, 0.7))))
 
-# name: kind, programs it needs (name:Debian package), description, inputs
-# (formatted with the size's numbers, jobs, threads)
+# name: kind, the programs it needs (name:Debian package), its command
+# (sh words: the paths in quotes), its environment, description, inputs;
+# all formatted with the size's numbers, jobs, threads, the programs' paths
 W = {
-    "compile": ("compile", "gcc:gcc make:make", "make -j{jobs} of a fixed C tree (this project's library sources) with gcc, every process (make, gcc, cc1, as) under the allocator: the seed's kernel build in our size", "sources: {cc_files} of the tree's src/*.c and slab/*.c; flag sets: {cc_sets}"),
-    "sqlite": ("program", "sqlite3:sqlite3", "sqlite3 on an in-memory database: a generated script inserting {sql_n} sales and an eighth as many items, one statement each, in one transaction, three index builds, joins, grouping, an update, a delete, a table from a query", "macro-gen sql {sql_n}"),
-    "python": ("program", "python3:python3-minimal", "python3 with PYTHONMALLOC=malloc (every object through malloc): dicts, lists, tuples, class instances and strings built over a generated text and dropped, rounds: {py_rounds}", "macro-gen words {py_words}; bench/macro/pywork.py, rounds: {py_rounds}"),
-    "git": ("program", "git:git cksum:coreutils", "git: fast-import of a generated history of {git_n} commits into a bare repository, repack -a -d -f, log -p --stat and blame", "macro-gen git {git_n}; bench/macro/git-work.sh"),
-    "redis": ("program", "redis-server:redis-server redis-benchmark:redis-tools redis-cli:redis-tools", "redis-server on a Unix socket (no TCP port, no persistence, 2 I/O threads, lazy freeing in its background thread), alone under the allocator (glibc: libc preloaded ahead of the jemalloc Debian links it with), loaded by redis-benchmark (50 clients, pipelines of 16): strings of 16 to 9000 bytes over {redis_k} keys per size, each set about 40 times, MSET, GET, 64 lists pushed, read, popped and trimmed, sets and hashes made, read and deleted; its dataset's state read back, then flushed and shut down", "keys per size: {redis_k}; bench/macro/redis-work.sh"),
-    "perl": ("program", "perl:perl-base", "perl (on the system malloc): word counts and successors in hashes of hashes, sorting, regex substitutions over every line, a record per line and an index of them, strings built, joined and split, all dropped each round, rounds: {pl_rounds}", "macro-gen words {pl_words}; bench/macro/perlwork.pl, rounds: {pl_rounds}"),
-    "churn": ("synthetic", "", "server-style churn: {threads} threads make objects of 32 to 511 bytes, keep one in four in a table of their own (local free) and hand the rest to other threads, which check and free them (remote free)", "{churn_n} objects, {threads} threads"),
-    "prodcons": ("synthetic", "", "producer/consumer: {half} threads only allocate messages of 32 bytes to 32 KiB, {rest} only check and free them, in batches of 32", "{prod_n} messages, {threads} threads"),
-    "falseshare": ("synthetic", "", "false-sharing probe: objects of 8 to 64 bytes each written {fs_w} times by one thread, allocated by that thread (active) or dealt out by another thread back to back (passive)", "{fs_n} objects per phase, {fs_w} writes each, {threads} threads"),
-    "sizemix": ("synthetic", "", "heavy-tailed size mix: P(size >= s) falls as 1/s from 32 bytes to 2 MiB, in a live set of {mix_l} slots per thread, one replacement in eight by realloc", "{mix_n} operations, {mix_l} slots per thread, {threads} threads"),
-    "remotefree": ("synthetic", "", "server-style remote frees in rounds (the Larson benchmark's shape): objects of 32 to 1023 bytes in 64 regions of {rf_l} slots; each round every region is worked by another of {threads} threads than the round before, which checks and frees the object in a slot picked at random (most made by another thread) and, three times in four, makes a new one there", "{rf_n} operations in 32 rounds, 64 regions of {rf_l} slots, {threads} threads"),
-    "mixloop-1t": ("synthetic", "", "multi-size allocation loop on {lt} thread(s): each frees the object in a slot of its own working set of {loop_l}, picked at random, and makes one of 32 bytes to 4 KiB (half of them under 64 bytes, P(size >= s) falling as 1/s) in its place; nothing crosses threads", "{loop_n} operations, {loop_l} slots per thread, {lt} thread(s)"),
+    "compile": (
+        "compile", "gcc:gcc make:make", "'{make}' -s -j{jobs}", "",
+        "make -j{jobs} of a fixed C tree (this project's library sources) "
+        "with gcc, every process (make, gcc, cc1, as) under the allocator: "
+        "the seed's kernel build in our size",
+        "sources: {cc_files} of the tree's src/*.c and slab/*.c; flag sets: "
+        "{cc_sets}"),
+    "sqlite": (
+        "program", "sqlite3:sqlite3", "'{sqlite3}' -bail :memory:", "",
+        "sqlite3 on an in-memory database: a generated script inserting "
+        "{sql_n} sales and an eighth as many items, one statement each, in "
+        "one transaction, three index builds, joins, grouping, an update, a "
+        "delete, a table from a query", "macro-gen sql {sql_n}"),
+    "python": (
+        "program", "python3:python3-minimal",
+        "'{python3}' -S -s '{m}/pywork.py' '{w}/words.txt' {py_rounds}",
+        "PYTHONMALLOC=malloc PYTHONHASHSEED=0 PYTHONDONTWRITEBYTECODE=1",
+        "python3 with PYTHONMALLOC=malloc (every object through malloc): "
+        "dicts, lists, tuples, class instances and strings built over a "
+        "generated text and dropped, rounds: {py_rounds}",
+        "macro-gen words {py_words}; bench/macro/pywork.py, rounds: "
+        "{py_rounds}"),
+    "git": (
+        "program", "git:git cksum:coreutils",
+        "/bin/sh '{m}/git-work.sh' '{w}/stream' '{w}/repo'", "GIT={git}",
+        "git: fast-import of a generated history of {git_n} commits into a "
+        "bare repository, repack -a -d -f, log -p --stat and blame",
+        "macro-gen git {git_n}; bench/macro/git-work.sh"),
+    "redis": (
+        "program", "redis-server:redis-server redis-benchmark:redis-tools "
+        "redis-cli:redis-tools",
+        "/bin/sh '{m}/redis-work.sh' '{w}/server' {redis_k}",
+        "REDIS_SERVER={redis-server} REDIS_BENCHMARK={redis-benchmark} "
+        "REDIS_CLI={redis-cli} AK_LIBC={libc}",
+        "redis-server on a Unix socket (no TCP port, no persistence, 2 I/O "
+        "threads, lazy freeing in its background thread), alone under the "
+        "allocator (glibc: libc preloaded ahead of the jemalloc Debian links "
+        "it with), loaded by redis-benchmark (50 clients, pipelines of 16): "
+        "strings of 16 to 9000 bytes over {redis_k} keys per size, each set "
+        "about 40 times, MSET, GET, 64 lists pushed, read, popped and "
+        "trimmed, sets and hashes made, read and deleted; its dataset's "
+        "state read back, then flushed and shut down",
+        "keys per size: {redis_k}; bench/macro/redis-work.sh"),
+    "perl": (
+        "program", "perl:perl-base",
+        "'{perl}' '{m}/perlwork.pl' '{w}/words.txt' {pl_rounds}",
+        "PERL_HASH_SEED=0 PERL_PERTURB_KEYS=0",
+        "perl (on the system malloc): word counts and successors in hashes "
+        "of hashes, sorting, regex substitutions over every line, a record "
+        "per line and an index of them, strings built, joined and split, "
+        "all dropped each round, rounds: {pl_rounds}",
+        "macro-gen words {pl_words}; bench/macro/perlwork.pl, rounds: "
+        "{pl_rounds}"),
+    "churn": (
+        "synthetic", "", "'{exe}' -t {threads} -n {churn_n}", "",
+        "server-style churn: {threads} threads make objects of 32 to 511 "
+        "bytes, keep one in four in a table of their own (local free) and "
+        "hand the rest to other threads, which check and free them (remote "
+        "free)", "{churn_n} objects, {threads} threads"),
+    "prodcons": (
+        "synthetic", "", "'{exe}' -t {threads} -n {prod_n}", "",
+        "producer/consumer: {half} threads only allocate messages of 32 "
+        "bytes to 32 KiB, {rest} only check and free them, in batches of 32",
+        "{prod_n} messages, {threads} threads"),
+    "falseshare": (
+        "synthetic", "", "'{exe}' -t {threads} -n {fs_n} -w {fs_w}", "",
+        "false-sharing probe: objects of 8 to 64 bytes each written {fs_w} "
+        "times by one thread, allocated by that thread (active) or dealt "
+        "out by another thread back to back (passive)",
+        "{fs_n} objects per phase, {fs_w} writes each, {threads} threads"),
+    "sizemix": (
+        "synthetic", "", "'{exe}' -t {threads} -n {mix_n} -l {mix_l}", "",
+        "heavy-tailed size mix: P(size >= s) falls as 1/s from 32 bytes to "
+        "2 MiB, in a live set of {mix_l} slots per thread, one replacement "
+        "in eight by realloc",
+        "{mix_n} operations, {mix_l} slots per thread, {threads} threads"),
+    "remotefree": (
+        "synthetic", "", "'{exe}' -t {threads} -n {rf_n} -l {rf_l}", "",
+        "server-style remote frees in rounds (the Larson benchmark's "
+        "shape): objects of 32 to 1023 bytes in 64 regions of {rf_l} slots; "
+        "each round every region is worked by another of {threads} threads "
+        "than the round before, which checks and frees the object in a slot "
+        "picked at random (most made by another thread) and, three times in "
+        "four, makes a new one there",
+        "{rf_n} operations in 32 rounds, 64 regions of {rf_l} slots, "
+        "{threads} threads"),
+    "mixloop-1t": (
+        "synthetic", "", "'{exe}' -t {lt} -n {loop_n} -l {loop_l}", "",
+        "multi-size allocation loop on {lt} thread(s): each frees the object "
+        "in a slot of its own working set of {loop_l}, picked at random, and "
+        "makes one of 32 bytes to 4 KiB (half of them under 64 bytes, "
+        "P(size >= s) falling as 1/s) in its place; nothing crosses threads",
+        "{loop_n} operations, {loop_l} slots per thread, {lt} thread(s)"),
 }
 W["mixloop-2t"] = W["mixloop-1t"]
+
+
+def lines(path):
+    """path's lines, none where it is missing."""
+    if not os.path.exists(path):
+        return []
+    with open(path, errors="replace") as f:
+        return f.read().splitlines()
 
 
 def prog(name):
@@ -124,7 +214,6 @@ def err(msg):
     raise RunError(f"{msg} (try --help)", 2)
 
 
-
 def number(name, v, most):
     if not (v.isdigit() and 1 <= int(v) <= most):
         err(f"{name} '{v}': expected a number from 1 to {most}")
@@ -132,11 +221,10 @@ def number(name, v, most):
 
 
 def pick(name, given, known):
-    want = given.split(",")
-    for w in want:
+    for w in given.split(","):
         if w not in known:
             err(f"{name}: unknown name '{w}' (known: {' '.join(known)})")
-    return [k for k in known if k in want]
+    return [k for k in known if k in given.split(",")]
 
 
 def parse(argv, top):
@@ -190,39 +278,17 @@ def q(s):
 def workload(o, top, w, wdir):
     """kind, needs, exe, description, inputs, argv, command, dir, stdin,
     env: a workload whose inputs are under wdir."""
-    s, base = dict(o["sz"], lt=w[-2:-1]), w.split("-")[0]
-    kind, needs, desc, inputs = W[w]
-    m, exe = os.path.join(top, "bench", "macro"), os.path.join(o["bin"], base)
-    syn = dict(churn=["-n", s["churn_n"]], prodcons=["-n", s["prod_n"]],
-               falseshare=["-n", s["fs_n"], "-w", s["fs_w"]],
-               sizemix=["-n", s["mix_n"], "-l", s["mix_l"]],
-               remotefree=["-n", s["rf_n"], "-l", s["rf_l"]],
-               mixloop=["-n", s["loop_n"], "-l", s["loop_l"]])
-    env = dict(python=dict(PYTHONMALLOC="malloc", PYTHONHASHSEED="0",
-                           PYTHONDONTWRITEBYTECODE="1"),
-               git=dict(GIT=prog("git")),
-               redis=dict(REDIS_SERVER=prog("redis-server"),
-                          REDIS_BENCHMARK=prog("redis-benchmark"),
-                          REDIS_CLI=prog("redis-cli"),
-                          AK_LIBC=registry.malloc_path("libc.so.6") or ""),
-               perl=dict(PERL_HASH_SEED="0", PERL_PERTURB_KEYS="0"))
-    if base in syn:
-        argv = [q(exe), "-t", s["lt"] if base == "mixloop" else
-                s["threads"]] + syn[base]
-    else:
-        argv = dict(compile=[q(prog("make")), "-s", f"-j{s['jobs']}"],
-                    sqlite=[q(prog("sqlite3")), "-bail", ":memory:"],
-                    python=[q(prog("python3")), "-S", "-s",
-                            q(f"{m}/pywork.py"), q(f"{wdir}/words.txt"),
-                            s["py_rounds"]],
-                    git=["/bin/sh", q(f"{m}/git-work.sh"),
-                         q(f"{wdir}/stream"), q(f"{wdir}/repo")],
-                    redis=["/bin/sh", q(f"{m}/redis-work.sh"),
-                           q(f"{wdir}/server"), s["redis_k"]],
-                    perl=[q(prog("perl")), q(f"{m}/perlwork.pl"),
-                          q(f"{wdir}/words.txt"), s["pl_rounds"]])[w]
-    command = " ".join(str(a) for a in argv)
-    return dict(kind=kind, needs=needs.split(), exe=exe, env=env.get(w, {}),
+    kind, needs, cmd, env, desc, inputs = W[w]
+    exe = os.path.join(o["bin"], w.split("-")[0])
+    paths = {p: prog(p) for p in ("make sqlite3 python3 git perl redis-server "
+                                  "redis-benchmark redis-cli").split()}
+    paths["libc"] = registry.malloc_path("libc.so.6") or ""
+    s = dict(o["sz"], lt=w[-2:-1], **paths)
+    q = {k: v.replace("'", "'\\''") for k, v in dict(
+        paths, exe=exe, w=wdir, m=os.path.join(top, "bench", "macro")).items()}
+    command = cmd.format(**dict(s, **q))
+    return dict(kind=kind, needs=needs.split(), exe=exe,
+                env=dict(e.split("=", 1) for e in env.format(**s).split()),
                 description=desc.format(**s), inputs=inputs.format(**s),
                 command=command, argv=shlex.split(command),
                 dir=f"{wdir}/tree" if w == "compile" else wdir,
@@ -261,10 +327,6 @@ def allocator(o, a):
                 "scripts/setup-deps installs it)")
 
 
-def seconds(size, w):
-    return RUN_S[w][size == "short"] if size != "quick" else 0.4
-
-
 def plan_rows(size, pus, top, o=None):
     """The plan's rows: workload, runs, threads, seconds, what."""
     o = o or parse([f"--{size}", "--jobs", str(pus)], top)
@@ -272,7 +334,8 @@ def plan_rows(size, pus, top, o=None):
     n = o["sz"]["runs"] * len(al)
     return [(f"macro {w}", n, int(w[-2]) if w.startswith("mixloop") else
              o["sz"]["threads"] if W[w][0] == "synthetic" else 1,
-             n * seconds(o["size"], w),
+             n * (RUN_S[w][o["size"] == "short"] if o["size"] != "quick"
+                  else 0.4),
              f"{o['size']}: {len(al)} allocators")
             for w in o["wl"]]
 
@@ -323,19 +386,18 @@ def make_tree(top, o, t):
              "O2-stress": "-O2 -Icfg/N -DAK_SLAB_STRESS -DAK_RSEQ_STRESS",
              "Os-generic": "-Os -Icfg/generic",
              "O2-g": "-O2 -g -fdebug-prefix-map=$(CURDIR)=. -Icfg/N"}
-    sets, objs = o["sz"]["cc_sets"].split(), []
-    mk = ["# the compile workload (scripts/run-macro): every source under "
-          "each flag set", f"CC = {prog('gcc')}",
-          "BASE = -std=gnu11 -pthread -Wall -Wextra"]
-    for c in sets:
-        f = flags[c].replace("cfg/N", f"cfg/{native}") + " -Iinclude"
-        for s in srcs:
-            objs.append(f"obj/{c}/{s[:-2]}.o")
-            mk.append(f"{objs[-1]}: {s}\n\t$(CC) $(BASE) {f} -c {s} -o $@")
+    o["objs"] = objs = [f"obj/{c}/{s[:-2]}.o" for c in o["sz"]["cc_sets"]
+                        .split() for s in srcs]
     with open(f"{t}/Makefile", "w") as f:
-        f.write("\n".join(mk + ["all: " + " ".join(objs),
-                                ".DEFAULT_GOAL := all"]) + "\n")
-    o["objs"] = objs
+        f.write("\n".join([
+            "# the compile workload (scripts/run-macro): every source under "
+            "each flag set", f"CC = {prog('gcc')}",
+            "BASE = -std=gnu11 -pthread -Wall -Wextra"] + [
+            f"{x}: {s}\n\t$(CC) $(BASE) "
+            f"{flags[x.split('/')[1]].replace('cfg/N', f'cfg/{native}')} "
+            f"-Iinclude -c {s} -o $@" for x, s in zip(objs, srcs * len(
+                o["sz"]["cc_sets"].split()))] + [
+            "all: " + " ".join(objs), ".DEFAULT_GOAL := all"]) + "\n")
     return {"source": "git-archive" if commit else "source-dir",
             "commit": commit, "fixed": fixed, "fixed_commit": FIXED_COMMIT,
             "files": len(srcs), "flag_sets": o["sz"]["cc_sets"],
@@ -355,58 +417,49 @@ def prepare(o, top, w, wdir):
     if w == "redis" and len(wdir) > 80:	# a socket's path: 107 bytes
         return (f"the work folder's path is too long for redis-server's "
                 f"socket ({wdir}: TMPDIR names a shorter one)")
-    args = dict(sqlite=("sql", s["sql_n"], "script.sql"),
-                python=("words", s["py_words"], "words.txt"),
-                perl=("words", s["pl_words"], "words.txt"),
-                git=("git", s["git_n"], "stream")).get(w)
-    if args:
-        with open(f"{wdir}/{args[2]}", "w") as f:
-            if subprocess.run([gen, args[0], str(args[1])],
-                              stdout=f).returncode:
-                return f"macro-gen {args[0]} failed"
-    return None
+    kind, n, file = dict(sqlite=("sql", "sql_n", "script.sql"),
+                         python=("words", "py_words", "words.txt"),
+                         perl=("words", "pl_words", "words.txt"),
+                         git=("git", "git_n", "stream")).get(w, [None] * 3)
+    if kind:
+        with open(f"{wdir}/{file}", "w") as f:
+            if subprocess.run([gen, kind, str(s[n])], stdout=f).returncode:
+                return f"macro-gen {kind} failed"
 
 
 def versions(w):
-    def first(*cmd):
-        return ((registry.capture(list(cmd)) or "").strip().splitlines()
-                or [""])[0]
-    if w == "compile":
-        return f"{first(prog('gcc'), '--version')}; " \
-               f"{first(prog('make'), '--version')}"
+    def v(name, *args):
+        args = args or ("--version",)
+        return ((registry.capture([prog(name), *args]) or "").strip()
+                .splitlines() or [""])[0]
     if w == "sqlite":
-        return "sqlite3 " + " ".join(first(prog("sqlite3"), "--version")
-                                     .split()[:2])
-    if w == "redis":
-        r = first(prog("redis-server"), "--version").split()
-        return f"{' '.join(r[:3] + r[4:5])}; " \
-               f"{first(prog('redis-benchmark'), '--version')}"
-    return {"python": lambda: subprocess.run(
-                [prog("python3"), "--version"], capture_output=True,
-                text=True).stdout.strip(),
-            "git": lambda: first(prog("git"), "--version"),
-            "perl": lambda: first(prog("perl"), "-e", 'print "perl $^V\\n"')
-            }.get(w, lambda: "built with the project's compiler and flags")()
+        return "sqlite3 " + " ".join(v("sqlite3").split()[:2])
+    r = v("redis-server").split() if w == "redis" else []
+    return {"compile": f"{v('gcc')}; {v('make')}",
+            "redis": f"{' '.join(r[:3] + r[4:5])}; {v('redis-benchmark')}",
+            "python": subprocess.run([prog("python3"), "--version"],
+                                     capture_output=True, text=True
+                                     ).stdout.strip() if w == "python" else "",
+            "git": v("git"), "perl": v("perl", "-e", 'print "perl $^V\\n"')
+            }.get(w, "built with the project's compiler and flags")
 
 
 def counters(path, design):
     """The AK_MALLOC_STATS lines of a run's processes summed (counts), and
     each byte field as its largest in one process and its sum; with the
     lines that are not the library's for this design."""
-    bad, procs = 0, []
+    def ours(line):
+        try:
+            v = json.loads(line)
+            return v if v["design"] == design and isinstance(
+                v["pid"], int) and all(isinstance(v[k], int)
+                                       for k in COUNTS + BYTES) else None
+        except (ValueError, KeyError, TypeError):
+            return None
     with open(path, errors="replace") as f:
-        for line in f:
-            try:
-                v = json.loads(line)
-                ok = v["design"] == design and isinstance(v["pid"], int) \
-                    and all(isinstance(v[k], int) for k in COUNTS + BYTES)
-            except (ValueError, KeyError, TypeError):
-                ok = False
-            if ok:
-                procs.append(v)
-            else:
-                bad += 1
-    c = {"processes": len(procs)}
+        lines = [ours(line) for line in f]
+    procs = [v for v in lines if v is not None]
+    bad, c = len(lines) - len(procs), {"processes": len(procs)}
     c.update((k, sum(p[k] for p in procs)) for k in COUNTS)
     for k in BYTES:
         c[f"{k}_max"] = max([p[k] for p in procs] or [0])
@@ -420,11 +473,9 @@ def macro_run(o, a, out, err, timeout, *cmd, wl=None):
             "-t", str(timeout)]
     if wl:
         args += ["-C", wl["dir"], "-i", wl["stdin"]]
-    for k, v in list((wl or {}).get("env", {}).items()) + list(
-            a["env"].items()):
-        args += ["-v", f"{k}={v}"]
-    if a["preload"]:
-        args += ["-p", a["preload"]]
+    args += [x for k, v in [*(wl or {}).get("env", {}).items(),
+                            *a["env"].items()] for x in ("-v", f"{k}={v}")]
+    args += ["-p", a["preload"]] if a["preload"] else []
     with open(f"{os.path.dirname(out)}/run.err", "w") as e, subprocess.Popen(
             args + a.get("more", []) + ["--", *cmd], stdout=subprocess.PIPE,
             stderr=e, text=True, env=o["env"]) as p:
@@ -445,15 +496,14 @@ def probe(o, name, a, work):
     else "", and the library its malloc resolved to."""
     rc, _ = macro_run(o, a, f"{work}/probe.out", f"{work}/probe.err", 60,
                       os.path.join(o["bin"], "macro-probe"))
-    lines = [ln.split() for ln in open(f"{work}/probe.out", errors="replace")
-             if len(ln.split()) > 1] if os.path.exists(
-                 f"{work}/probe.out") else []
-    lib = next((ln[1] for ln in lines if ln[0] == "malloc"), "unknown")
+    out = [ln.split() for ln in lines(f"{work}/probe.out")
+           if len(ln.split()) > 1]
+    lib = next((ln[1] for ln in out if ln[0] == "malloc"), "unknown")
     if rc:
-        tail = " ".join(open(f"{work}/probe.err", errors="replace")
-                        .read().splitlines()[-3:])
+        with open(f"{work}/probe.err", errors="replace") as f:
+            tail = " ".join(f.read().splitlines()[-3:])
         return f"{o['bin']}/macro-probe failed under it: {tail}", lib
-    got = sorted({ln[1] for ln in lines})
+    got = sorted({ln[1] for ln in out})
     if a["preload"] and any(os.path.realpath(g) != os.path.realpath(
             a["preload"]) for g in got):
         return (f"LD_PRELOAD={a['preload']} did not replace malloc and free "
@@ -467,18 +517,16 @@ def serves(o, wl, a, name, top, work):
     elsewhere), else ""."""
     want = os.path.realpath(a["preload"] or registry.malloc_path("libc.so.6")
                             or "")
-    macro_run(o, dict(a, more=[]), f"{work}/bound", f"{work}/bound.err", 60, "/bin/sh",
-              f"{top}/bench/macro/redis-work.sh", "--bound",
+    macro_run(o, dict(a, more=[]), f"{work}/bound", f"{work}/bound.err",
+              60, "/bin/sh", f"{top}/bench/macro/redis-work.sh", "--bound",
               wl=dict(wl, dir=work, stdin="/dev/null"))
-    got = dict(ln.split(" ", 1) for ln in open(f"{work}/bound",
-               errors="replace").read().splitlines() if " " in ln) \
-        if os.path.exists(f"{work}/bound") else {}
-    for f in ("malloc", "calloc", "realloc", "free"):
-        if not got.get(f) or os.path.realpath(got[f]) != want:
-            return (f"redis-server's {f} binds to "
-                    f"{got.get(f) or 'nothing the loader said (LD_DEBUG=bindings)'}"
-                    f", not to {want}: its runs would not measure {name}")
-    return ""
+    got = dict(ln.split(" ", 1) for ln in lines(f"{work}/bound") if " " in ln)
+    why = "redis-server's {} binds to {}, not to {}: its runs would not " \
+        "measure {}"
+    return next((why.format(f, got.get(f) or "nothing the loader said "
+                            "(LD_DEBUG=bindings)", want, name)
+                 for f in ("malloc", "calloc", "realloc", "free")
+                 if not got.get(f) or os.path.realpath(got[f]) != want), "")
 
 
 def table(rows, runs):
@@ -521,11 +569,10 @@ def allocators(o, als, work, con):
         else:
             ran[a] = al
         doc.append(dict(name=a, kind=al["kind"], library=lib,
-                        preload=al["preload"], env=al["env"]))
-        if ":" in a:
-            doc[-1]["variant_of"] = al["design"]
-        doc[-1].update(dict(status="skipped", reason=al["why"]) if al["why"]
-                       else dict(status="ran"))
+                        preload=al["preload"], env=al["env"],
+                        **({"variant_of": al["design"]} if ":" in a else {}),
+                        **(dict(status="skipped", reason=al["why"])
+                           if al["why"] else dict(status="ran"))))
     return doc, ran
 
 
@@ -730,9 +777,9 @@ def main(argv=None, con=None):
                     "every run ok")
             with open(f"{out}/macro.txt") as f:
                 print(f.read())
-        if alone and o["render"]:
-            registry.render(con, out, os.environ.get("AK_REPORT", os.path.join(
-                o["builddir"], "report", "atomkit-report")))
+            if o["render"]:
+                registry.render(con, out, os.environ.get("AK_REPORT", (
+                    os.path.join(o["builddir"], "report", "atomkit-report"))))
         if failures:
             con.say(f"{failures} run(s) failed, or disagreed with glibc's "
                     f"output: marked in {out}/macro.json")
@@ -740,12 +787,9 @@ def main(argv=None, con=None):
         if alone:
             con.say(f"done: {out}/macro.json")
         return 0
-    except RunError as e:
+    except (RunError, OSError, schema.SetError) as e:
         con.say(str(e), err=True)
-        return e.status
-    except (OSError, schema.SetError) as e:
-        con.say(str(e), err=True)
-        return 1
+        return e.status if isinstance(e, RunError) else 1
     except registry.Interrupted:
         if not alone:
             raise
