@@ -23,7 +23,7 @@ bool __ak_rseq_have_mm_cid(void);
 #define THREAD_SLOTS_DEFAULT 256
 
 int __ak_percpu_mode = -1;
-unsigned int __ak_percpu_id_off;
+uintptr_t __ak_percpu_op_off = AK_RSEQ_OP_NONE;
 /* the mode this library was built with, fixed (configure --with-percpu-mode) */
 #ifdef AK_PERCPU_MODE_FIXED
 static const int lib_fixed = AK_PERCPU_MODE_FIXED;
@@ -174,11 +174,11 @@ static int choose(enum ak_percpu_mode m)
 		slot_setup();
 	else if (m <= AK_PERCPU_RSEQ_MM_CID)
 		__ak_rseq_prepare();
-	/* the ops' first test: nonzero in the rseq modes only */
-	__atomic_store_n(&__ak_percpu_id_off, AK_HAVE_ARCH_RSEQ &&
+	/* the ops' one test: an offset in the rseq modes only */
+	__atomic_store_n(&__ak_percpu_op_off, AK_HAVE_ARCH_RSEQ &&
 			 m <= AK_PERCPU_RSEQ_MM_CID ?
-			 __ak_rseq_id_off((enum ak_percpu_mode)m) : 0,
-			 __ATOMIC_RELAXED);
+			 (uintptr_t)__ak_rseq_id_off((enum ak_percpu_mode)m) :
+			 AK_RSEQ_OP_NONE, __ATOMIC_RELAXED);
 	__atomic_store_n(&__ak_percpu_mode, m, __ATOMIC_RELEASE);
 	return m;
 }
@@ -359,6 +359,17 @@ void *ak_percpu_alloc(size_t size, size_t align)
 	pthread_mutex_lock(&lock);
 	nr_allocated++;
 	pthread_mutex_unlock(&lock);
+	/*
+	 * The allocating thread registered now, so that a loop of ops right
+	 * after this call finds its rseq area set on the first op's test and
+	 * runs the sections inline (a failure is the first op's to report).
+	 */
+	if (ak_percpu_mode_is_rseq(ak_percpu_mode()) && !__ak_rseq_area) {
+		int e = errno;
+
+		(void)__ak_rseq_thread_try_init();
+		errno = e;
+	}
 	return hdr + 1;
 }
 

@@ -38,6 +38,8 @@ extern const unsigned int __rseq_size __attribute__((weak));
 
 __thread struct ak_rseq_abi *__ak_rseq_area
 	__attribute__((tls_model("initial-exec")));
+__thread uintptr_t __ak_rseq_op_area
+	__attribute__((tls_model("initial-exec"))) = AK_RSEQ_OP_NONE;
 static __thread struct ak_rseq_abi own_area
 	__attribute__((tls_model("initial-exec"), unused)) = {
 	.cpu_id = AK_RSEQ_CPU_ID_UNINITIALIZED,
@@ -234,6 +236,7 @@ static void unregister_thread(void *area)
 		     AK_RSEQ_FLAG_UNREGISTER, AK_RSEQ_SIG))
 		fprintf(stderr, "atomkit: rseq unregistration failed: %s\n",
 			strerror(errno));
+	__ak_rseq_op_area = AK_RSEQ_OP_NONE;
 	__ak_rseq_area = NULL;
 }
 
@@ -293,6 +296,7 @@ struct ak_rseq_abi *__ak_rseq_thread_try_init(void)
 		return NULL;
 	}
 	__ak_rseq_area = rs;
+	__ak_rseq_op_area = (uintptr_t)rs;
 	return rs;
 #else
 	errno = ENOTSUP;

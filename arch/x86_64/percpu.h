@@ -19,9 +19,12 @@
  * migration or signal anywhere between 1 and 2 makes the kernel restart
  * the thread at 4, whichever id it read.  The signature is the immediate
  * of a ud1, so the 4 bytes before the abort handler are an instruction
- * that faults if ever executed.  base and stride are memory operands so
- * that the slab cache's fastpaths, which keep them in the cache, spend no
- * register or load on them before the section.
+ * that faults if ever executed.  base and stride are read from memory by
+ * the section (imul and add with a memory source), through their
+ * addresses in registers, not "m" operands: GCC materializes an "m"
+ * operand's address anew before each asm goto in a loop where the
+ * section sits behind a branch (the this_cpu ops' one test), two leas or
+ * moves per op, while an address in a register it keeps out of the loop.
  */
 #ifndef ATOMKIT_ARCH_X86_64_PERCPU_H
 #define ATOMKIT_ARCH_X86_64_PERCPU_H
@@ -71,8 +74,8 @@ __ak_inline int ak_rseq_add##bits(struct ak_rseq_abi *rs,		\
 		"movq %[c], " __AK_RSEQ_XSTR(AK_RSEQ_CS_OFFSET) "(%[rs])\n" \
 		"1:\n\t"						\
 		"movl (%[idp]), %k[c]\n\t"				\
-		"imulq %[st], %[c]\n\t"					\
-		"addq %[b], %[c]\n\t"					\
+		"imulq (%[st]), %[c]\n\t"					\
+		"addq (%[b]), %[c]\n\t"					\
 		"mov (%[c]), %[o]\n\t"					\
 		"mov %[o], %[t]\n\t"					\
 		"add %[v], %[t]\n\t"					\
@@ -85,8 +88,8 @@ __ak_inline int ak_rseq_add##bits(struct ak_rseq_abi *rs,		\
 		"jmp %l[abort]\n\t"					\
 		".popsection\n"						\
 		: [c] "=&r"(c), [o] "=&r"(o), [t] "=&r"(t)		\
-		: [rs] "r"(rs), [idp] "r"(idp), [b] "m"(*base),	\
-		  [st] "m"(*stride), [v] "er"(v)			\
+		: [rs] "r"(rs), [idp] "r"(idp), [b] "r"(base),	\
+		  [st] "r"(stride), [v] "er"(v)			\
 		: "memory", "cc"					\
 		: abort);						\
 	__AK_RSEQ_EDGE();						\
@@ -113,8 +116,8 @@ __ak_inline int ak_rseq_cmpxchg##bits(struct ak_rseq_abi *rs,		\
 		"movq %[c], " __AK_RSEQ_XSTR(AK_RSEQ_CS_OFFSET) "(%[rs])\n" \
 		"1:\n\t"						\
 		"movl (%[idp]), %k[c]\n\t"				\
-		"imulq %[st], %[c]\n\t"					\
-		"addq %[b], %[c]\n\t"					\
+		"imulq (%[st]), %[c]\n\t"					\
+		"addq (%[b]), %[c]\n\t"					\
 		"mov (%[c]), %[s]\n\t"					\
 		"cmp %[e], %[s]\n\t"					\
 		"jne 2f\n\t"						\
@@ -127,8 +130,8 @@ __ak_inline int ak_rseq_cmpxchg##bits(struct ak_rseq_abi *rs,		\
 		"jmp %l[abort]\n\t"					\
 		".popsection\n"						\
 		: [c] "=&r"(c), [s] "=&r"(s)				\
-		: [rs] "r"(rs), [idp] "r"(idp), [b] "m"(*base),	\
-		  [st] "m"(*stride), [e] "er"(expect), [n] "r"(new_)	\
+		: [rs] "r"(rs), [idp] "r"(idp), [b] "r"(base),	\
+		  [st] "r"(stride), [e] "er"(expect), [n] "r"(new_)	\
 		: "memory", "cc"					\
 		: abort);						\
 	__AK_RSEQ_EDGE();						\
@@ -164,8 +167,8 @@ __ak_inline int ak_rseq_cmpxchg128(struct ak_rseq_abi *rs,
 		"movq %[c], " __AK_RSEQ_XSTR(AK_RSEQ_CS_OFFSET) "(%[rs])\n"
 		"1:\n\t"
 		"movl (%[idp]), %k[c]\n\t"
-		"imulq %[st], %[c]\n\t"
-		"addq %[b], %[c]\n\t"
+		"imulq (%[st]), %[c]\n\t"
+		"addq (%[b]), %[c]\n\t"
 		__AK_X86_RSEQ_INJECT
 		"cmpxchg16b (%[c])\n"
 		"2:\n\t"
@@ -175,8 +178,8 @@ __ak_inline int ak_rseq_cmpxchg128(struct ak_rseq_abi *rs,
 		"jmp %l[abort]\n\t"
 		".popsection\n"
 		: [c] "=&r"(c), "+a"(lo), "+d"(hi)
-		: [rs] "r"(rs), [idp] "r"(idp), [b] "m"(*base),
-		  [st] "m"(*stride), "b"(ak_u128_lo(new_)),
+		: [rs] "r"(rs), [idp] "r"(idp), [b] "r"(base),
+		  [st] "r"(stride), "b"(ak_u128_lo(new_)),
 		  "c"(ak_u128_hi(new_))
 		: "memory", "cc"
 		: abort);
@@ -204,8 +207,8 @@ __ak_inline int ak_rseq_list_pop(struct ak_rseq_abi *rs, const uint32_t *idp,
 		"movq %[c], " __AK_RSEQ_XSTR(AK_RSEQ_CS_OFFSET) "(%[rs])\n"
 		"1:\n\t"
 		"movl (%[idp]), %k[c]\n\t"
-		"imulq %[st], %[c]\n\t"
-		"addq %[b], %[c]\n\t"
+		"imulq (%[st]), %[c]\n\t"
+		"addq (%[b]), %[c]\n\t"
 		"mov (%[c]), %[n]\n\t"
 		"test %[n], %[n]\n\t"
 		"jz %l[fail]\n\t"
@@ -219,8 +222,8 @@ __ak_inline int ak_rseq_list_pop(struct ak_rseq_abi *rs, const uint32_t *idp,
 		"jmp %l[abort]\n\t"
 		".popsection\n"
 		: [c] "=&r"(c), [n] "=&r"(n), [x] "=&r"(x)
-		: [rs] "r"(rs), [idp] "r"(idp), [b] "m"(*base),
-		  [st] "m"(*stride)
+		: [rs] "r"(rs), [idp] "r"(idp), [b] "r"(base),
+		  [st] "r"(stride)
 		: "memory", "cc"
 		: fail, abort);
 	__AK_RSEQ_EDGE();
@@ -247,8 +250,8 @@ __ak_inline int ak_rseq_list_push(struct ak_rseq_abi *rs, const uint32_t *idp,
 		"movq %[c], " __AK_RSEQ_XSTR(AK_RSEQ_CS_OFFSET) "(%[rs])\n"
 		"1:\n\t"
 		"movl (%[idp]), %k[c]\n\t"
-		"imulq %[st], %[c]\n\t"
-		"addq %[b], %[c]\n\t"
+		"imulq (%[st]), %[c]\n\t"
+		"addq (%[b]), %[c]\n\t"
 		"mov (%[c]), %[t]\n\t"
 		"mov %[t], (%[n])\n\t"
 		__AK_X86_RSEQ_INJECT
@@ -260,8 +263,8 @@ __ak_inline int ak_rseq_list_push(struct ak_rseq_abi *rs, const uint32_t *idp,
 		"jmp %l[abort]\n\t"
 		".popsection\n"
 		: [c] "=&r"(c), [t] "=&r"(t)
-		: [rs] "r"(rs), [idp] "r"(idp), [b] "m"(*base),
-		  [st] "m"(*stride), [n] "r"(node)
+		: [rs] "r"(rs), [idp] "r"(idp), [b] "r"(base),
+		  [st] "r"(stride), [n] "r"(node)
 		: "memory", "cc"
 		: abort);
 	__AK_RSEQ_EDGE();
@@ -290,8 +293,8 @@ __ak_inline int ak_rseq_list_push_owned(struct ak_rseq_abi *rs,
 		"movq %[c], " __AK_RSEQ_XSTR(AK_RSEQ_CS_OFFSET) "(%[rs])\n"
 		"1:\n\t"
 		"movl (%[idp]), %k[c]\n\t"
-		"imulq %[st], %[c]\n\t"
-		"addq %[b], %[c]\n\t"
+		"imulq (%[st]), %[c]\n\t"
+		"addq (%[b]), %[c]\n\t"
 		"cmp %[w], 16(%[c])\n\t"
 		"jne %l[fail]\n\t"
 		"mov (%[c]), %[t]\n\t"
@@ -305,8 +308,8 @@ __ak_inline int ak_rseq_list_push_owned(struct ak_rseq_abi *rs,
 		"jmp %l[abort]\n\t"
 		".popsection\n"
 		: [c] "=&r"(c), [t] "=&r"(t)
-		: [rs] "r"(rs), [idp] "r"(idp), [b] "m"(*base),
-		  [st] "m"(*stride), [w] "r"(owner), [n] "r"(node)
+		: [rs] "r"(rs), [idp] "r"(idp), [b] "r"(base),
+		  [st] "r"(stride), [w] "r"(owner), [n] "r"(node)
 		: "memory", "cc"
 		: fail, abort);
 	__AK_RSEQ_EDGE();
@@ -335,8 +338,8 @@ __ak_inline int ak_rseq_array_pop(struct ak_rseq_abi *rs, const uint32_t *idp,
 		"movq %[c], " __AK_RSEQ_XSTR(AK_RSEQ_CS_OFFSET) "(%[rs])\n"
 		"1:\n\t"
 		"movl (%[idp]), %k[c]\n\t"
-		"imulq %[st], %[c]\n\t"
-		"addq %[b], %[c]\n\t"
+		"imulq (%[st]), %[c]\n\t"
+		"addq (%[b]), %[c]\n\t"
 		"mov (%[c]), %[t]\n\t"
 		"test %[t], %[t]\n\t"
 		"jz %l[fail]\n\t"
@@ -351,8 +354,8 @@ __ak_inline int ak_rseq_array_pop(struct ak_rseq_abi *rs, const uint32_t *idp,
 		"jmp %l[abort]\n\t"
 		".popsection\n"
 		: [c] "=&r"(c), [t] "=&r"(t), [o] "=&r"(o)
-		: [rs] "r"(rs), [idp] "r"(idp), [b] "m"(*base),
-		  [st] "m"(*stride)
+		: [rs] "r"(rs), [idp] "r"(idp), [b] "r"(base),
+		  [st] "r"(stride)
 		: "memory", "cc"
 		: fail, abort);
 	__AK_RSEQ_EDGE();
@@ -382,8 +385,8 @@ __ak_inline int ak_rseq_array_push(struct ak_rseq_abi *rs,
 		"movq %[c], " __AK_RSEQ_XSTR(AK_RSEQ_CS_OFFSET) "(%[rs])\n"
 		"1:\n\t"
 		"movl (%[idp]), %k[c]\n\t"
-		"imulq %[st], %[c]\n\t"
-		"addq %[b], %[c]\n\t"
+		"imulq (%[st]), %[c]\n\t"
+		"addq (%[b]), %[c]\n\t"
 		"mov (%[c]), %[t]\n\t"
 		"cmp %[l], %[t]\n\t"
 		"jae %l[fail]\n\t"
@@ -398,8 +401,8 @@ __ak_inline int ak_rseq_array_push(struct ak_rseq_abi *rs,
 		"jmp %l[abort]\n\t"
 		".popsection\n"
 		: [c] "=&r"(c), [t] "=&r"(t)
-		: [rs] "r"(rs), [idp] "r"(idp), [b] "m"(*base),
-		  [st] "m"(*stride), [l] "r"(limit), [o] "r"(obj)
+		: [rs] "r"(rs), [idp] "r"(idp), [b] "r"(base),
+		  [st] "r"(stride), [l] "r"(limit), [o] "r"(obj)
 		: "memory", "cc"
 		: fail, abort);
 	__AK_RSEQ_EDGE();
@@ -429,8 +432,8 @@ __ak_inline int ak_rseq_array_ptr_pop(struct ak_rseq_abi *rs,
 		"movq %[c], " __AK_RSEQ_XSTR(AK_RSEQ_CS_OFFSET) "(%[rs])\n"
 		"1:\n\t"
 		"movl (%[idp]), %k[c]\n\t"
-		"imulq %[st], %[c]\n\t"
-		"addq %[b], %[c]\n\t"
+		"imulq (%[st]), %[c]\n\t"
+		"addq (%[b]), %[c]\n\t"
 		"mov (%[c]), %[a]\n\t"
 		"test %[a], %[a]\n\t"
 		"jz %l[fail]\n\t"
@@ -448,8 +451,8 @@ __ak_inline int ak_rseq_array_ptr_pop(struct ak_rseq_abi *rs,
 		"jmp %l[abort]\n\t"
 		".popsection\n"
 		: [c] "=&r"(c), [a] "=&r"(a), [t] "=&r"(t), [o] "=&r"(o)
-		: [rs] "r"(rs), [idp] "r"(idp), [b] "m"(*base),
-		  [st] "m"(*stride)
+		: [rs] "r"(rs), [idp] "r"(idp), [b] "r"(base),
+		  [st] "r"(stride)
 		: "memory", "cc"
 		: fail, abort);
 	__AK_RSEQ_EDGE();
@@ -479,8 +482,8 @@ __ak_inline int ak_rseq_array_ptr_push(struct ak_rseq_abi *rs,
 		"movq %[c], " __AK_RSEQ_XSTR(AK_RSEQ_CS_OFFSET) "(%[rs])\n"
 		"1:\n\t"
 		"movl (%[idp]), %k[c]\n\t"
-		"imulq %[st], %[c]\n\t"
-		"addq %[b], %[c]\n\t"
+		"imulq (%[st]), %[c]\n\t"
+		"addq (%[b]), %[c]\n\t"
 		"mov (%[c]), %[a]\n\t"
 		"test %[a], %[a]\n\t"
 		"jz %l[fail]\n\t"
@@ -498,8 +501,8 @@ __ak_inline int ak_rseq_array_ptr_push(struct ak_rseq_abi *rs,
 		"jmp %l[abort]\n\t"
 		".popsection\n"
 		: [c] "=&r"(c), [a] "=&r"(a), [t] "=&r"(t)
-		: [rs] "r"(rs), [idp] "r"(idp), [b] "m"(*base),
-		  [st] "m"(*stride), [l] "r"(limit), [o] "r"(obj)
+		: [rs] "r"(rs), [idp] "r"(idp), [b] "r"(base),
+		  [st] "r"(stride), [l] "r"(limit), [o] "r"(obj)
 		: "memory", "cc"
 		: fail, abort);
 	__AK_RSEQ_EDGE();
@@ -532,8 +535,8 @@ __ak_inline int ak_rseq_array_ptr_pop_n(struct ak_rseq_abi *rs,
 		"movq %[c], " __AK_RSEQ_XSTR(AK_RSEQ_CS_OFFSET) "(%[rs])\n"
 		"1:\n\t"
 		"movl (%[idp]), %k[c]\n\t"
-		"imulq %[st], %[c]\n\t"
-		"addq %[b], %[c]\n\t"
+		"imulq (%[st]), %[c]\n\t"
+		"addq (%[b]), %[c]\n\t"
 		"mov (%[c]), %[a]\n\t"
 		"test %[a], %[a]\n\t"
 		"jz %l[fail]\n\t"
@@ -572,8 +575,8 @@ __ak_inline int ak_rseq_array_ptr_pop_n(struct ak_rseq_abi *rs,
 		".popsection\n"
 		: [c] "=&r"(c), [a] "=&r"(a), [t] "=&r"(t), [k] "+&r"(k),
 		  [x] "=&r"(x), [i] "=&r"(i), [r] "=&r"(r)
-		: [rs] "r"(rs), [idp] "r"(idp), [b] "m"(*base),
-		  [st] "m"(*stride), [d] "r"(dst)
+		: [rs] "r"(rs), [idp] "r"(idp), [b] "r"(base),
+		  [st] "r"(stride), [d] "r"(dst)
 		: "memory", "cc"
 		: fail, abort);
 	__AK_RSEQ_EDGE();
@@ -606,8 +609,8 @@ __ak_inline int ak_rseq_array_ptr_push_n(struct ak_rseq_abi *rs,
 		"movq %[c], " __AK_RSEQ_XSTR(AK_RSEQ_CS_OFFSET) "(%[rs])\n"
 		"1:\n\t"
 		"movl (%[idp]), %k[c]\n\t"
-		"imulq %[st], %[c]\n\t"
-		"addq %[b], %[c]\n\t"
+		"imulq (%[st]), %[c]\n\t"
+		"addq (%[b]), %[c]\n\t"
 		"mov (%[c]), %[a]\n\t"
 		"test %[a], %[a]\n\t"
 		"jz %l[fail]\n\t"
@@ -648,8 +651,8 @@ __ak_inline int ak_rseq_array_ptr_push_n(struct ak_rseq_abi *rs,
 		".popsection\n"
 		: [c] "=&r"(c), [a] "=&r"(a), [t] "=&r"(t), [k] "+&r"(k),
 		  [x] "=&r"(x), [i] "=&r"(i), [r] "=&r"(r)
-		: [rs] "r"(rs), [idp] "r"(idp), [b] "m"(*base),
-		  [st] "m"(*stride), [l] "r"(limit), [s] "r"(src)
+		: [rs] "r"(rs), [idp] "r"(idp), [b] "r"(base),
+		  [st] "r"(stride), [l] "r"(limit), [s] "r"(src)
 		: "memory", "cc"
 		: fail, abort);
 	__AK_RSEQ_EDGE();

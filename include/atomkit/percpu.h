@@ -92,29 +92,57 @@ static inline enum ak_percpu_mode ak_percpu_mode(void)
 }
 
 /*
- * Where the id the rseq sections read is in struct ak_rseq_abi, in the
- * mode in use: cpu_id's offset in the rseq mode, mm_cid's in rseq-mm_cid,
- * 0 in the others and before the mode is chosen.  The ops read it first,
- * with a load the compiler keeps out of a loop, so that an rseq mode
- * costs them one test; on 0 they ask for the mode itself.
+ * How an op finds out, with one test, that it may run its rseq section
+ * inline: two words that do not change while any op can run, each read
+ * with a load the compiler keeps out of a loop of ops (no dependence on
+ * memory, so the sections' memory clobbers do not make it load again):
+ *
+ *   __ak_rseq_op_area (per thread)  the thread's rseq area once
+ *                                   registered, else AK_RSEQ_OP_NONE
+ *   __ak_percpu_op_off (process)    in the rseq modes the offset of the
+ *                                   id field their sections read
+ *                                   (cpu_id, mm_cid), else AK_RSEQ_OP_NONE
+ *
+ * Their sum is the id field's address, and its sign bit is clear exactly
+ * when both are set: an area is a user address (below 2^56 on every
+ * arch), AK_RSEQ_OP_NONE is -2^62, and two of them add up to -2^63.  So
+ * the op adds the two, tests the sign and runs the section with the area
+ * and the id field in registers, as a hand-written port would; anything
+ * else (another mode, the thread's first op, the mode not chosen yet)
+ * goes to the op's out-of-line path, which asks for the mode itself.
  */
-extern unsigned int __ak_percpu_id_off;
+extern uintptr_t __ak_percpu_op_off;
 
 #define __AK_RSEQ_ID_OFF(m)						\
 	((m) == AK_PERCPU_RSEQ ? offsetof(struct ak_rseq_abi, cpu_id) :	\
 	 (m) == AK_PERCPU_RSEQ_MM_CID ?					\
 		offsetof(struct ak_rseq_abi, mm_cid) : 0)
 
-static inline unsigned int __ak_percpu_id_off_peek(void)
+static inline uintptr_t __ak_percpu_op_off_peek(void)
 {
 #if !AK_HAVE_ARCH_RSEQ
-	return 0;
+	return AK_RSEQ_OP_NONE;
 #elif defined(AK_PERCPU_MODE_FIXED)
-	return __AK_RSEQ_ID_OFF(AK_PERCPU_MODE_FIXED);
+	return AK_PERCPU_MODE_FIXED <= AK_PERCPU_RSEQ_MM_CID ?
+		__AK_RSEQ_ID_OFF(AK_PERCPU_MODE_FIXED) : AK_RSEQ_OP_NONE;
 #else
-	return __ak_load_stable32(&__ak_percpu_id_off);
+	return (uintptr_t)__ak_load_stable64(&__ak_percpu_op_off);
 #endif
 }
+
+/*
+ * Whether the ops' out-of-line path is inline instead: where no mode but
+ * one that has no rseq section can be in use (the mode fixed at build
+ * time to atomic or thread, or no sections for this arch or compiler),
+ * that mode's code is all there is, and no call is needed to keep it out
+ * of the way.
+ */
+#if !AK_HAVE_ARCH_RSEQ || \
+	(defined(AK_PERCPU_MODE_FIXED) && AK_PERCPU_MODE_FIXED > 1)
+# define __AK_PERCPU_INLINE_FALLBACK	1
+#else
+# define __AK_PERCPU_INLINE_FALLBACK	0
+#endif
 
 /*
  * The mode as the ops read it: a load the compiler keeps out of a loop of
@@ -297,23 +325,72 @@ void ak_percpu_fork(bool take);
 #endif
 
 /*
- * The slot, for ak_this_cpu_ptr(): in an rseq mode, on one test of the
- * word the ops test first, the id field's load (cpu_id_start in the rseq
- * mode: the cpu_id's twin that is never -1).
+ * What an op of an rseq mode needs besides the variable: the thread's
+ * rseq area and the id field its sections read.
+ */
+struct __ak_rseq_ctx {
+	struct ak_rseq_abi *rs;
+	const uint32_t *idp;
+};
+
+/*
+ * The ops' one test: true, with *x set, when the op may run its rseq
+ * section inline (an rseq mode, and this thread's area registered);
+ * false sends it to its out-of-line path.  A loop of ops that started
+ * before the thread's first op may keep the first loads and take the
+ * out-of-line path on every op; it still runs the section, after a call.
+ */
+static inline bool __ak_percpu_fast(struct __ak_rseq_ctx *x)
+{
+#if __AK_PERCPU_INLINE_FALLBACK
+	(void)x;
+	return false;
+#else
+	uintptr_t a = (uintptr_t)__ak_load_stable64(&__ak_rseq_op_area);
+	uintptr_t idp = a + __ak_percpu_op_off_peek();
+
+	x->rs = (struct ak_rseq_abi *)a;
+	x->idp = (const uint32_t *)idp;
+	return ak_likely((intptr_t)idp >= 0);
+#endif
+}
+
+/*
+ * An op's out-of-line path, the one for every mode: a call to a function
+ * of its own (so that the inlined op is its rseq path and the loop around
+ * it stays small, its registers free for the section), or, where that
+ * mode is all there can be, inline.  NAME##_slow (__AK_PERCPU_NOINLINE)
+ * runs NAME##_mode, the op's body for the mode read then; an op calls it
+ * through __AK_PERCPU_OUT(NAME, args).
+ */
+#define __AK_PERCPU_NOINLINE	static __attribute__((noinline, unused))
+#if __AK_PERCPU_INLINE_FALLBACK
+# define __AK_PERCPU_OUT(name, ...) \
+	name##_mode(__ak_percpu_mode_op(), __VA_ARGS__)
+#else
+# define __AK_PERCPU_OUT(name, ...)	name##_slow(__VA_ARGS__)
+#endif
+
+__AK_PERCPU_NOINLINE unsigned int __ak_this_slot_slow(void)
+{
+	return __ak_this_slot(__ak_percpu_mode_op());
+}
+
+/*
+ * The slot, for ak_this_cpu_ptr(): in an rseq mode, the load of the id
+ * field the sections read (the thread is registered: never -1).
  */
 static inline unsigned int __ak_this_slot_op(void)
 {
-	unsigned int off = __ak_percpu_id_off_peek();
+	struct __ak_rseq_ctx x;
 
-	if (ak_likely(off)) {
-		const char *rs = (const char *)ak_rseq_thread();
-
-		if (off == offsetof(struct ak_rseq_abi, cpu_id))
-			off = offsetof(struct ak_rseq_abi, cpu_id_start);
-		return __atomic_load_n((const uint32_t *)(const void *)
-				       (rs + off), __ATOMIC_RELAXED);
-	}
+	if (__ak_percpu_fast(&x))
+		return __atomic_load_n(x.idp, __ATOMIC_RELAXED);
+#if __AK_PERCPU_INLINE_FALLBACK
 	return __ak_this_slot(__ak_percpu_mode_op());
+#else
+	return __ak_this_slot_slow();
+#endif
 }
 
 #define ak_this_cpu_ptr(pcp)						\
@@ -413,92 +490,60 @@ static inline void *const *__ak_percpu_basep(const void *pcp)
 /* A per-CPU variable as the sections take it: base and stride. */
 #define __AK_PCP(pcp)	__ak_percpu_basep(pcp), __ak_percpu_stridep(pcp)
 
-/*
- * What an op of an rseq mode needs besides the variable: the thread's
- * rseq area (rs: as __ak_rseq_area_peek() read it, NULL before the
- * thread's first op) and the id field at off in it.
- */
-struct __ak_rseq_ctx {
-	struct ak_rseq_abi *rs;
-	const uint32_t *idp;
-};
-
-static inline struct __ak_rseq_ctx __ak_rseq_ctx(struct ak_rseq_abi *rs,
-					       unsigned int off)
-{
-	struct __ak_rseq_ctx x;
-
-	x.rs = ak_likely(rs) ? rs : ak_rseq_thread();
-	x.idp = (const uint32_t *)(const void *)((const char *)x.rs + off);
-	return x;
-}
-
-/*
- * The calling thread's rseq area as the ops read it first, with the
- * mode's word: a load the compiler may keep out of a loop (it changes
- * only at the thread's first op and at its exit), made on every path so
- * that it may; NULL before the first op, which then registers the thread
- * (ak_rseq_thread(): a plain load, so that a loop whose first load
- * came before that pays a test, not a call, on each op).
- */
-static inline struct ak_rseq_abi *__ak_rseq_area_peek(void)
-{
-#if AK_HAVE_ARCH_RSEQ
-	return (struct ak_rseq_abi *)(uintptr_t)
-		__ak_load_stable64(&__ak_rseq_area);
-#else
-	return NULL;
-#endif
-}
-
 static inline unsigned int __ak_rseq_id_off(enum ak_percpu_mode m)
 {
 	return __AK_RSEQ_ID_OFF(m);
 }
 
-/* The same for an op that found the mode's word 0: the slow way. */
+/* The same in an op's out-of-line path: the thread registered first. */
 static inline struct __ak_rseq_ctx __ak_rseq_ctx_mode(enum ak_percpu_mode m)
 {
-	return __ak_rseq_ctx(ak_rseq_thread(), __ak_rseq_id_off(m));
+	struct __ak_rseq_ctx x;
+
+	x.rs = ak_rseq_thread();
+	x.idp = (const uint32_t *)(const void *)((const char *)x.rs +
+						 __ak_rseq_id_off(m));
+	return x;
 }
 
 /* ---- word-size ops: add_return and cmpxchg; the rest derive ---- */
 
 /*
+ * Each op is three functions: NAME_rseq, its rseq section(s) run with
+ * the thread's area and id field (retried on an abort, which is counted);
+ * NAME_mode, the op in mode m, for the out-of-line path (NAME_slow, or
+ * inline where __AK_PERCPU_INLINE_FALLBACK); and NAME, which runs
+ * NAME_rseq inline on the one test of __ak_percpu_fast(), else
+ * NAME_mode out of line.
+ *
  * add_return works on element i of the per-CPU array pcp, so that one
  * body serves ak_this_cpu_add (i = 0) and ak_this_cpu_add_elem64.
  */
 #define __AK_PERCPU_WIDTH(bits)						\
 __ak_inline uint##bits##_t						\
-__ak_this_cpu_add_return_elem##bits(uint##bits##_t *pcp, size_t i,	\
-				    uint##bits##_t v)			\
+__ak_this_cpu_add_return_elem##bits##_rseq(struct __ak_rseq_ctx x,	\
+					   uint##bits##_t *pcp,	\
+					   size_t i, uint##bits##_t v)	\
 {									\
-	unsigned int off = __ak_percpu_id_off_peek();			\
-	struct ak_rseq_abi *rsp = __ak_rseq_area_peek();		\
-	enum ak_percpu_mode m;						\
+	void *base = &pcp[i];						\
+	void *const *bp = i ? &base : __ak_percpu_basep(pcp);		\
+	uint##bits##_t old;						\
+									\
+	while (ak_unlikely(ak_rseq_add##bits(x.rs, x.idp, bp,		\
+			__ak_percpu_stridep(pcp), v, &old) < 0))	\
+		ak_rseq_count_abort();					\
+	return old + v;							\
+}									\
+__ak_inline uint##bits##_t						\
+__ak_this_cpu_add_return_elem##bits##_mode(enum ak_percpu_mode m,	\
+					   uint##bits##_t *pcp,	\
+					   size_t i, uint##bits##_t v)	\
+{									\
 	uint##bits##_t *p, old;						\
 									\
-	if (ak_likely(off)) {						\
-		struct __ak_rseq_ctx x = __ak_rseq_ctx(rsp, off);	\
-		void *base = &pcp[i];					\
-		void *const *bp = i ? &base : __ak_percpu_basep(pcp);	\
-									\
-		while (ak_unlikely(ak_rseq_add##bits(x.rs, x.idp, bp,	\
-				__ak_percpu_stridep(pcp), v, &old) < 0)) \
-			ak_rseq_count_abort();				\
-		return old + v;						\
-	}								\
-	m = __ak_percpu_mode_op();					\
-	if (__AK_RSEQ_MODE(m)) {					\
-		struct __ak_rseq_ctx x = __ak_rseq_ctx_mode(m);		\
-		void *base = &pcp[i];					\
-		void *const *bp = i ? &base : __ak_percpu_basep(pcp);	\
-									\
-		while (ak_unlikely(ak_rseq_add##bits(x.rs, x.idp, bp,	\
-				__ak_percpu_stridep(pcp), v, &old) < 0)) \
-			ak_rseq_count_abort();				\
-		return old + v;						\
-	}								\
+	if (__AK_RSEQ_MODE(m))						\
+		return __ak_this_cpu_add_return_elem##bits##_rseq(	\
+				__ak_rseq_ctx_mode(m), pcp, i, v);	\
 	p = &ak_per_cpu_ptr(pcp, __ak_this_slot(m))[i];			\
 	if (m == AK_PERCPU_ATOMIC)					\
 		return ak_fetch_add_relaxed(p, v) + v;			\
@@ -507,41 +552,73 @@ __ak_this_cpu_add_return_elem##bits(uint##bits##_t *pcp, size_t i,	\
 		;							\
 	return old + v;							\
 }									\
+__AK_PERCPU_NOINLINE uint##bits##_t					\
+__ak_this_cpu_add_return_elem##bits##_slow(uint##bits##_t *pcp,	\
+					   size_t i, uint##bits##_t v)	\
+{									\
+	return __ak_this_cpu_add_return_elem##bits##_mode(		\
+			__ak_percpu_mode_op(), pcp, i, v);		\
+}									\
+__ak_inline uint##bits##_t						\
+__ak_this_cpu_add_return_elem##bits(uint##bits##_t *pcp, size_t i,	\
+				    uint##bits##_t v)			\
+{									\
+	struct __ak_rseq_ctx x;						\
+									\
+	if (__ak_percpu_fast(&x))					\
+		return __ak_this_cpu_add_return_elem##bits##_rseq(x,	\
+							pcp, i, v);	\
+	return __AK_PERCPU_OUT(__ak_this_cpu_add_return_elem##bits,	\
+			       pcp, i, v);				\
+}									\
 __ak_inline uint##bits##_t						\
 __ak_this_cpu_add_return##bits(uint##bits##_t *pcp, uint##bits##_t v)	\
 {									\
 	return __ak_this_cpu_add_return_elem##bits(pcp, 0, v);		\
 }									\
 __ak_inline uint##bits##_t						\
-__ak_this_cpu_cmpxchg##bits(uint##bits##_t *pcp, uint##bits##_t o,	\
-			    uint##bits##_t n)				\
+__ak_this_cpu_cmpxchg##bits##_rseq(struct __ak_rseq_ctx x,		\
+				   uint##bits##_t *pcp,			\
+				   uint##bits##_t o, uint##bits##_t n)	\
 {									\
-	unsigned int off = __ak_percpu_id_off_peek();			\
-	struct ak_rseq_abi *rsp = __ak_rseq_area_peek();		\
-	enum ak_percpu_mode m;						\
-	uint##bits##_t *p, seen;					\
+	uint##bits##_t seen;						\
 									\
-	if (ak_likely(off)) {						\
-		struct __ak_rseq_ctx x = __ak_rseq_ctx(rsp, off);	\
+	while (ak_unlikely(ak_rseq_cmpxchg##bits(x.rs, x.idp,		\
+			__AK_PCP(pcp), o, n, &seen) < 0))		\
+		ak_rseq_count_abort();					\
+	return seen;							\
+}									\
+__ak_inline uint##bits##_t						\
+__ak_this_cpu_cmpxchg##bits##_mode(enum ak_percpu_mode m,		\
+				   uint##bits##_t *pcp,			\
+				   uint##bits##_t o, uint##bits##_t n)	\
+{									\
+	uint##bits##_t *p;						\
 									\
-		while (ak_unlikely(ak_rseq_cmpxchg##bits(x.rs, x.idp,	\
-				__AK_PCP(pcp), o, n, &seen) < 0))	\
-			ak_rseq_count_abort();				\
-		return seen;						\
-	}								\
-	m = __ak_percpu_mode_op();					\
-	if (__AK_RSEQ_MODE(m)) {					\
-		struct __ak_rseq_ctx x = __ak_rseq_ctx_mode(m);		\
-									\
-		while (ak_unlikely(ak_rseq_cmpxchg##bits(x.rs, x.idp,	\
-				__AK_PCP(pcp), o, n, &seen) < 0))	\
-			ak_rseq_count_abort();				\
-		return seen;						\
-	}								\
+	if (__AK_RSEQ_MODE(m))						\
+		return __ak_this_cpu_cmpxchg##bits##_rseq(		\
+				__ak_rseq_ctx_mode(m), pcp, o, n);	\
 	p = ak_per_cpu_ptr(pcp, __ak_this_slot(m));			\
 	if (m == AK_PERCPU_ATOMIC)					\
 		return ak_cmpxchg_relaxed(p, o, n);			\
 	return ak_cmpxchg_local(p, o, n);				\
+}									\
+__AK_PERCPU_NOINLINE uint##bits##_t					\
+__ak_this_cpu_cmpxchg##bits##_slow(uint##bits##_t *pcp,		\
+				   uint##bits##_t o, uint##bits##_t n)	\
+{									\
+	return __ak_this_cpu_cmpxchg##bits##_mode(__ak_percpu_mode_op(), \
+						   pcp, o, n);		\
+}									\
+__ak_inline uint##bits##_t						\
+__ak_this_cpu_cmpxchg##bits(uint##bits##_t *pcp, uint##bits##_t o,	\
+			    uint##bits##_t n)				\
+{									\
+	struct __ak_rseq_ctx x;						\
+									\
+	if (__ak_percpu_fast(&x))					\
+		return __ak_this_cpu_cmpxchg##bits##_rseq(x, pcp, o, n); \
+	return __AK_PERCPU_OUT(__ak_this_cpu_cmpxchg##bits, pcp, o, n);	\
 }									\
 __ak_inline uint##bits##_t						\
 __ak_this_cpu_xchg##bits(uint##bits##_t *pcp, uint##bits##_t v)		\
@@ -590,35 +667,49 @@ __AK_PERCPU_WIDTH(64)
  * a call that read the mode again.
  */
 
-__ak_inline ak_u128 ak_this_cpu_cmpxchg128(ak_u128 *pcp, ak_u128 o,
-					   ak_u128 n)
+__ak_inline ak_u128 __ak_this_cpu_cmpxchg128_rseq(struct __ak_rseq_ctx x,
+						  ak_u128 *pcp, ak_u128 o,
+						  ak_u128 n)
 {
-	unsigned int off = __ak_percpu_id_off_peek();
-	struct ak_rseq_abi *rsp = __ak_rseq_area_peek();
-	enum ak_percpu_mode m;
-	ak_u128 *p, seen;
+	ak_u128 seen;
 
-	if (ak_likely(off)) {
-		struct __ak_rseq_ctx x = __ak_rseq_ctx(rsp, off);
+	while (ak_unlikely(ak_rseq_cmpxchg128(x.rs, x.idp, __AK_PCP(pcp),
+					      o, n, &seen) < 0))
+		ak_rseq_count_abort();
+	return seen;
+}
 
-		while (ak_unlikely(ak_rseq_cmpxchg128(x.rs, x.idp,
-					__AK_PCP(pcp), o, n, &seen) < 0))
-			ak_rseq_count_abort();
-		return seen;
-	}
-	m = __ak_percpu_mode_op();
-	if (__AK_RSEQ_MODE(m)) {
-		struct __ak_rseq_ctx x = __ak_rseq_ctx_mode(m);
+__ak_inline ak_u128 __ak_this_cpu_cmpxchg128_mode(enum ak_percpu_mode m,
+						  ak_u128 *pcp, ak_u128 o,
+						  ak_u128 n)
+{
+	ak_u128 *p;
 
-		while (ak_unlikely(ak_rseq_cmpxchg128(x.rs, x.idp,
-					__AK_PCP(pcp), o, n, &seen) < 0))
-			ak_rseq_count_abort();
-		return seen;
-	}
+	if (__AK_RSEQ_MODE(m))
+		return __ak_this_cpu_cmpxchg128_rseq(__ak_rseq_ctx_mode(m),
+						     pcp, o, n);
 	p = ak_per_cpu_ptr(pcp, __ak_this_slot(m));
 	if (m == AK_PERCPU_ATOMIC)
 		return ak_cmpxchg128(p, o, n);
 	return ak_cmpxchg128_local(p, o, n);
+}
+
+__AK_PERCPU_NOINLINE ak_u128 __ak_this_cpu_cmpxchg128_slow(ak_u128 *pcp,
+							   ak_u128 o,
+							   ak_u128 n)
+{
+	return __ak_this_cpu_cmpxchg128_mode(__ak_percpu_mode_op(), pcp, o,
+					     n);
+}
+
+__ak_inline ak_u128 ak_this_cpu_cmpxchg128(ak_u128 *pcp, ak_u128 o,
+					   ak_u128 n)
+{
+	struct __ak_rseq_ctx x;
+
+	if (__ak_percpu_fast(&x))
+		return __ak_this_cpu_cmpxchg128_rseq(x, pcp, o, n);
+	return __AK_PERCPU_OUT(__ak_this_cpu_cmpxchg128, pcp, o, n);
 }
 
 __ak_inline bool ak_this_cpu_try_cmpxchg128(ak_u128 *pcp, ak_u128 *o,
@@ -662,34 +753,26 @@ static inline ak_u128 __ak_list_cmpxchg(enum ak_percpu_mode m,
 	return ak_cmpxchg128_local((ak_u128 *)(void *)l, o, n);
 }
 
-/* Pop the head of this CPU's list; NULL when it is empty. */
-__ak_inline void *ak_this_cpu_list_pop(struct ak_percpu_list *pcp)
+__ak_inline void *__ak_this_cpu_list_pop_rseq(struct __ak_rseq_ctx x,
+					      struct ak_percpu_list *pcp)
 {
-	unsigned int off = __ak_percpu_id_off_peek();
-	struct ak_rseq_abi *rsp = __ak_rseq_area_peek();
-	enum ak_percpu_mode m;
+	void *node;
+	int rc;
+
+	while (ak_unlikely((rc = ak_rseq_list_pop(x.rs, x.idp, __AK_PCP(pcp),
+						  &node)) < 0))
+		ak_rseq_count_abort();
+	return rc ? NULL : node;
+}
+
+__ak_inline void *__ak_this_cpu_list_pop_mode(enum ak_percpu_mode m,
+					      struct ak_percpu_list *pcp)
+{
 	struct ak_percpu_list *l;
 	void *node;
 
-	if (ak_likely(off)) {
-		struct __ak_rseq_ctx x = __ak_rseq_ctx(rsp, off);
-		int rc;
-
-		while (ak_unlikely((rc = ak_rseq_list_pop(x.rs, x.idp,
-					__AK_PCP(pcp), &node)) < 0))
-			ak_rseq_count_abort();
-		return rc ? NULL : node;
-	}
-	m = __ak_percpu_mode_op();
-	if (__AK_RSEQ_MODE(m)) {
-		struct __ak_rseq_ctx x = __ak_rseq_ctx_mode(m);
-		int rc;
-
-		while (ak_unlikely((rc = ak_rseq_list_pop(x.rs, x.idp,
-					__AK_PCP(pcp), &node)) < 0))
-			ak_rseq_count_abort();
-		return rc ? NULL : node;
-	}
+	if (__AK_RSEQ_MODE(m))
+		return __ak_this_cpu_list_pop_rseq(__ak_rseq_ctx_mode(m), pcp);
 	l = ak_per_cpu_ptr(pcp, __ak_this_slot(m));
 	for (;;) {
 		ak_u128 o = __ak_list_snapshot(l);
@@ -704,30 +787,39 @@ __ak_inline void *ak_this_cpu_list_pop(struct ak_percpu_list *pcp)
 	}
 }
 
-/* Push node onto this CPU's list. */
-__ak_inline void ak_this_cpu_list_push(struct ak_percpu_list *pcp,
-				       void *node)
+__AK_PERCPU_NOINLINE void *__ak_this_cpu_list_pop_slow(
+	struct ak_percpu_list *pcp)
 {
-	unsigned int off = __ak_percpu_id_off_peek();
-	struct ak_rseq_abi *rsp = __ak_rseq_area_peek();
-	enum ak_percpu_mode m;
+	return __ak_this_cpu_list_pop_mode(__ak_percpu_mode_op(), pcp);
+}
+
+/* Pop the head of this CPU's list; NULL when it is empty. */
+__ak_inline void *ak_this_cpu_list_pop(struct ak_percpu_list *pcp)
+{
+	struct __ak_rseq_ctx x;
+
+	if (__ak_percpu_fast(&x))
+		return __ak_this_cpu_list_pop_rseq(x, pcp);
+	return __AK_PERCPU_OUT(__ak_this_cpu_list_pop, pcp);
+}
+
+__ak_inline void __ak_this_cpu_list_push_rseq(struct __ak_rseq_ctx x,
+					      struct ak_percpu_list *pcp,
+					      void *node)
+{
+	while (ak_unlikely(ak_rseq_list_push(x.rs, x.idp, __AK_PCP(pcp),
+					     node) < 0))
+		ak_rseq_count_abort();
+}
+
+__ak_inline void __ak_this_cpu_list_push_mode(enum ak_percpu_mode m,
+					      struct ak_percpu_list *pcp,
+					      void *node)
+{
 	struct ak_percpu_list *l;
 
-	if (ak_likely(off)) {
-		struct __ak_rseq_ctx x = __ak_rseq_ctx(rsp, off);
-
-		while (ak_unlikely(ak_rseq_list_push(x.rs, x.idp,
-					__AK_PCP(pcp), node) < 0))
-			ak_rseq_count_abort();
-		return;
-	}
-	m = __ak_percpu_mode_op();
 	if (__AK_RSEQ_MODE(m)) {
-		struct __ak_rseq_ctx x = __ak_rseq_ctx_mode(m);
-
-		while (ak_unlikely(ak_rseq_list_push(x.rs, x.idp,
-					__AK_PCP(pcp), node) < 0))
-			ak_rseq_count_abort();
+		__ak_this_cpu_list_push_rseq(__ak_rseq_ctx_mode(m), pcp, node);
 		return;
 	}
 	l = ak_per_cpu_ptr(pcp, __ak_this_slot(m));
@@ -739,6 +831,25 @@ __ak_inline void ak_this_cpu_list_push(struct ak_percpu_list *pcp,
 				(uintptr_t)node, ak_u128_word1(o) + 1)) == o)
 			return;
 	}
+}
+
+__AK_PERCPU_NOINLINE void __ak_this_cpu_list_push_slow(
+	struct ak_percpu_list *pcp, void *node)
+{
+	__ak_this_cpu_list_push_mode(__ak_percpu_mode_op(), pcp, node);
+}
+
+/* Push node onto this CPU's list. */
+__ak_inline void ak_this_cpu_list_push(struct ak_percpu_list *pcp,
+				       void *node)
+{
+	struct __ak_rseq_ctx x;
+
+	if (__ak_percpu_fast(&x)) {
+		__ak_this_cpu_list_push_rseq(x, pcp, node);
+		return;
+	}
+	__AK_PERCPU_OUT(__ak_this_cpu_list_push, pcp, node);
 }
 
 /*
@@ -778,33 +889,28 @@ static inline void __ak_array_unlock(struct ak_percpu_array *a)
 	__atomic_store_n(&a->lock, 0, __ATOMIC_RELEASE);
 }
 
-/* 0 when obj was stored, 1 when the array is full (or busy). */
-__ak_inline int ak_this_cpu_array_push(struct ak_percpu_array *pcp,
-				       unsigned long limit, void *obj)
+__ak_inline int __ak_this_cpu_array_push_rseq(struct __ak_rseq_ctx x,
+					      struct ak_percpu_array *pcp,
+					      unsigned long limit, void *obj)
 {
-	unsigned int off = __ak_percpu_id_off_peek();
-	struct ak_rseq_abi *rsp = __ak_rseq_area_peek();
-	enum ak_percpu_mode m;
+	int rc;
+
+	while (ak_unlikely((rc = ak_rseq_array_push(x.rs, x.idp,
+				__AK_PCP(pcp), limit, obj)) < 0))
+		ak_rseq_count_abort();
+	return rc;
+}
+
+__ak_inline int __ak_this_cpu_array_push_mode(enum ak_percpu_mode m,
+					      struct ak_percpu_array *pcp,
+					      unsigned long limit, void *obj)
+{
 	struct ak_percpu_array *a;
 	int rc = 1;
 
-	if (ak_likely(off)) {
-		struct __ak_rseq_ctx x = __ak_rseq_ctx(rsp, off);
-
-		while (ak_unlikely((rc = ak_rseq_array_push(x.rs, x.idp,
-					__AK_PCP(pcp), limit, obj)) < 0))
-			ak_rseq_count_abort();
-		return rc;
-	}
-	m = __ak_percpu_mode_op();
-	if (__AK_RSEQ_MODE(m)) {
-		struct __ak_rseq_ctx x = __ak_rseq_ctx_mode(m);
-
-		while (ak_unlikely((rc = ak_rseq_array_push(x.rs, x.idp,
-					__AK_PCP(pcp), limit, obj)) < 0))
-			ak_rseq_count_abort();
-		return rc;
-	}
+	if (__AK_RSEQ_MODE(m))
+		return __ak_this_cpu_array_push_rseq(__ak_rseq_ctx_mode(m),
+						     pcp, limit, obj);
 	a = ak_per_cpu_ptr(pcp, __ak_this_slot(m));
 	if (!__ak_array_trylock(m, a))
 		return 1;
@@ -817,34 +923,45 @@ __ak_inline int ak_this_cpu_array_push(struct ak_percpu_array *pcp,
 	return rc;
 }
 
-/* The last object stored, or NULL when the array is empty (or busy). */
-__ak_inline void *ak_this_cpu_array_pop(struct ak_percpu_array *pcp)
+__AK_PERCPU_NOINLINE int __ak_this_cpu_array_push_slow(
+	struct ak_percpu_array *pcp, unsigned long limit, void *obj)
 {
-	unsigned int off = __ak_percpu_id_off_peek();
-	struct ak_rseq_abi *rsp = __ak_rseq_area_peek();
-	enum ak_percpu_mode m;
+	return __ak_this_cpu_array_push_mode(__ak_percpu_mode_op(), pcp,
+					     limit, obj);
+}
+
+/* 0 when obj was stored, 1 when the array is full (or busy). */
+__ak_inline int ak_this_cpu_array_push(struct ak_percpu_array *pcp,
+				       unsigned long limit, void *obj)
+{
+	struct __ak_rseq_ctx x;
+
+	if (__ak_percpu_fast(&x))
+		return __ak_this_cpu_array_push_rseq(x, pcp, limit, obj);
+	return __AK_PERCPU_OUT(__ak_this_cpu_array_push, pcp, limit, obj);
+}
+
+__ak_inline void *__ak_this_cpu_array_pop_rseq(struct __ak_rseq_ctx x,
+					       struct ak_percpu_array *pcp)
+{
+	void *obj;
+	int rc;
+
+	while (ak_unlikely((rc = ak_rseq_array_pop(x.rs, x.idp,
+				__AK_PCP(pcp), &obj)) < 0))
+		ak_rseq_count_abort();
+	return rc ? NULL : obj;
+}
+
+__ak_inline void *__ak_this_cpu_array_pop_mode(enum ak_percpu_mode m,
+					       struct ak_percpu_array *pcp)
+{
 	struct ak_percpu_array *a;
 	void *obj = NULL;
 
-	if (ak_likely(off)) {
-		struct __ak_rseq_ctx x = __ak_rseq_ctx(rsp, off);
-		int rc;
-
-		while (ak_unlikely((rc = ak_rseq_array_pop(x.rs, x.idp,
-					__AK_PCP(pcp), &obj)) < 0))
-			ak_rseq_count_abort();
-		return rc ? NULL : obj;
-	}
-	m = __ak_percpu_mode_op();
-	if (__AK_RSEQ_MODE(m)) {
-		struct __ak_rseq_ctx x = __ak_rseq_ctx_mode(m);
-		int rc;
-
-		while (ak_unlikely((rc = ak_rseq_array_pop(x.rs, x.idp,
-					__AK_PCP(pcp), &obj)) < 0))
-			ak_rseq_count_abort();
-		return rc ? NULL : obj;
-	}
+	if (__AK_RSEQ_MODE(m))
+		return __ak_this_cpu_array_pop_rseq(__ak_rseq_ctx_mode(m),
+						    pcp);
 	a = ak_per_cpu_ptr(pcp, __ak_this_slot(m));
 	if (!__ak_array_trylock(m, a))
 		return NULL;
@@ -852,6 +969,22 @@ __ak_inline void *ak_this_cpu_array_pop(struct ak_percpu_array *pcp)
 		obj = a->slots[--a->count];
 	__ak_array_unlock(a);
 	return obj;
+}
+
+__AK_PERCPU_NOINLINE void *__ak_this_cpu_array_pop_slow(
+	struct ak_percpu_array *pcp)
+{
+	return __ak_this_cpu_array_pop_mode(__ak_percpu_mode_op(), pcp);
+}
+
+/* The last object stored, or NULL when the array is empty (or busy). */
+__ak_inline void *ak_this_cpu_array_pop(struct ak_percpu_array *pcp)
+{
+	struct __ak_rseq_ctx x;
+
+	if (__ak_percpu_fast(&x))
+		return __ak_this_cpu_array_pop_rseq(x, pcp);
+	return __AK_PERCPU_OUT(__ak_this_cpu_array_pop, pcp);
 }
 
 /*
@@ -873,53 +1006,87 @@ __ak_inline void ak_this_cpu_add_elem64(uint64_t *pcp, size_t i,
  * { unsigned long count; void *slots[]; } that only the slot's CPU
  * changes while the slot points to it (sheaf's main).  They exist in the
  * rseq modes only: elsewhere they fail (NULL, 1, 0), and the caller takes
- * the array out with ak_this_cpu_xchg and works on it alone.
+ * the array out with ak_this_cpu_xchg and works on it alone.  The
+ * NAME_mode of each is its section in an rseq mode, and the failure
+ * otherwise.
  *
  * Pop: the newest object, or NULL (empty, absent, not an rseq mode).
  */
-__ak_inline void *ak_this_cpu_array_ptr_pop(void *const *pcp)
+__ak_inline void *__ak_this_cpu_array_ptr_pop_rseq(struct __ak_rseq_ctx x,
+						   void *const *pcp)
 {
-	unsigned int off = __ak_percpu_id_off_peek();
-	struct ak_rseq_abi *rsp = __ak_rseq_area_peek();
-	enum ak_percpu_mode m;
 	void *obj;
-	struct __ak_rseq_ctx x;
 	int rc;
 
-	if (ak_unlikely(!off)) {
-		m = __ak_percpu_mode_op();
-		if (!ak_percpu_mode_is_rseq(m))
-			return NULL;
-		off = __ak_rseq_id_off(m);
-	}
-	x = __ak_rseq_ctx(rsp, off);
 	while (ak_unlikely((rc = ak_rseq_array_ptr_pop(x.rs, x.idp,
 				__AK_PCP(pcp), &obj)) < 0))
 		ak_rseq_count_abort();
 	return rc ? NULL : obj;
 }
 
-/* Push: 0 when stored, 1 when full, absent or not an rseq mode. */
-__ak_inline int ak_this_cpu_array_ptr_push(void *const *pcp,
-					   unsigned long limit, void *obj)
+__ak_inline void *__ak_this_cpu_array_ptr_pop_mode(enum ak_percpu_mode m,
+						   void *const *pcp)
 {
-	unsigned int off = __ak_percpu_id_off_peek();
-	struct ak_rseq_abi *rsp = __ak_rseq_area_peek();
-	enum ak_percpu_mode m;
+	if (!__AK_RSEQ_MODE(m))
+		return NULL;
+	return __ak_this_cpu_array_ptr_pop_rseq(__ak_rseq_ctx_mode(m), pcp);
+}
+
+__AK_PERCPU_NOINLINE void *__ak_this_cpu_array_ptr_pop_slow(void *const *pcp)
+{
+	return __ak_this_cpu_array_ptr_pop_mode(__ak_percpu_mode_op(), pcp);
+}
+
+__ak_inline void *ak_this_cpu_array_ptr_pop(void *const *pcp)
+{
 	struct __ak_rseq_ctx x;
+
+	if (__ak_percpu_fast(&x))
+		return __ak_this_cpu_array_ptr_pop_rseq(x, pcp);
+	return __AK_PERCPU_OUT(__ak_this_cpu_array_ptr_pop, pcp);
+}
+
+/* Push: 0 when stored, 1 when full, absent or not an rseq mode. */
+__ak_inline int __ak_this_cpu_array_ptr_push_rseq(struct __ak_rseq_ctx x,
+						  void *const *pcp,
+						  unsigned long limit,
+						  void *obj)
+{
 	int rc;
 
-	if (ak_unlikely(!off)) {
-		m = __ak_percpu_mode_op();
-		if (!ak_percpu_mode_is_rseq(m))
-			return 1;
-		off = __ak_rseq_id_off(m);
-	}
-	x = __ak_rseq_ctx(rsp, off);
 	while (ak_unlikely((rc = ak_rseq_array_ptr_push(x.rs, x.idp,
 				__AK_PCP(pcp), limit, obj)) < 0))
 		ak_rseq_count_abort();
 	return rc;
+}
+
+__ak_inline int __ak_this_cpu_array_ptr_push_mode(enum ak_percpu_mode m,
+						  void *const *pcp,
+						  unsigned long limit,
+						  void *obj)
+{
+	if (!__AK_RSEQ_MODE(m))
+		return 1;
+	return __ak_this_cpu_array_ptr_push_rseq(__ak_rseq_ctx_mode(m), pcp,
+						 limit, obj);
+}
+
+__AK_PERCPU_NOINLINE int __ak_this_cpu_array_ptr_push_slow(
+	void *const *pcp, unsigned long limit, void *obj)
+{
+	return __ak_this_cpu_array_ptr_push_mode(__ak_percpu_mode_op(), pcp,
+						 limit, obj);
+}
+
+__ak_inline int ak_this_cpu_array_ptr_push(void *const *pcp,
+					   unsigned long limit, void *obj)
+{
+	struct __ak_rseq_ctx x;
+
+	if (__ak_percpu_fast(&x))
+		return __ak_this_cpu_array_ptr_push_rseq(x, pcp, limit, obj);
+	return __AK_PERCPU_OUT(__ak_this_cpu_array_ptr_push, pcp, limit,
+			       obj);
 }
 
 /*
@@ -928,24 +1095,12 @@ __ak_inline int ak_this_cpu_array_ptr_push(void *const *pcp,
  * order; push appends min(n, limit - count) from src.  k is reset on
  * every try: an aborted section may have left it anything.
  */
-__ak_inline unsigned long ak_this_cpu_array_ptr_pop_n(void *const *pcp,
-						      void **dst,
-						      unsigned long n)
+__ak_inline unsigned long __ak_this_cpu_array_ptr_pop_n_rseq(
+	struct __ak_rseq_ctx x, void *const *pcp, void **dst, unsigned long n)
 {
-	unsigned int off = __ak_percpu_id_off_peek();
-	struct ak_rseq_abi *rsp = __ak_rseq_area_peek();
-	enum ak_percpu_mode m;
-	struct __ak_rseq_ctx x;
 	unsigned long k;
 	int rc;
 
-	if (ak_unlikely(!off)) {
-		m = __ak_percpu_mode_op();
-		if (!ak_percpu_mode_is_rseq(m))
-			return 0;
-		off = __ak_rseq_id_off(m);
-	}
-	x = __ak_rseq_ctx(rsp, off);
 	for (;;) {
 		k = n;
 		rc = ak_rseq_array_ptr_pop_n(x.rs, x.idp, __AK_PCP(pcp),
@@ -956,25 +1111,40 @@ __ak_inline unsigned long ak_this_cpu_array_ptr_pop_n(void *const *pcp,
 	}
 }
 
-__ak_inline unsigned long ak_this_cpu_array_ptr_push_n(void *const *pcp,
-						       unsigned long limit,
-						       void *const *src,
-						       unsigned long n)
+__ak_inline unsigned long __ak_this_cpu_array_ptr_pop_n_mode(
+	enum ak_percpu_mode m, void *const *pcp, void **dst, unsigned long n)
 {
-	unsigned int off = __ak_percpu_id_off_peek();
-	struct ak_rseq_abi *rsp = __ak_rseq_area_peek();
-	enum ak_percpu_mode m;
+	if (!__AK_RSEQ_MODE(m))
+		return 0;
+	return __ak_this_cpu_array_ptr_pop_n_rseq(__ak_rseq_ctx_mode(m), pcp,
+						  dst, n);
+}
+
+__AK_PERCPU_NOINLINE unsigned long __ak_this_cpu_array_ptr_pop_n_slow(
+	void *const *pcp, void **dst, unsigned long n)
+{
+	return __ak_this_cpu_array_ptr_pop_n_mode(__ak_percpu_mode_op(), pcp,
+						  dst, n);
+}
+
+__ak_inline unsigned long ak_this_cpu_array_ptr_pop_n(void *const *pcp,
+						      void **dst,
+						      unsigned long n)
+{
 	struct __ak_rseq_ctx x;
+
+	if (__ak_percpu_fast(&x))
+		return __ak_this_cpu_array_ptr_pop_n_rseq(x, pcp, dst, n);
+	return __AK_PERCPU_OUT(__ak_this_cpu_array_ptr_pop_n, pcp, dst, n);
+}
+
+__ak_inline unsigned long __ak_this_cpu_array_ptr_push_n_rseq(
+	struct __ak_rseq_ctx x, void *const *pcp, unsigned long limit,
+	void *const *src, unsigned long n)
+{
 	unsigned long k;
 	int rc;
 
-	if (ak_unlikely(!off)) {
-		m = __ak_percpu_mode_op();
-		if (!ak_percpu_mode_is_rseq(m))
-			return 0;
-		off = __ak_rseq_id_off(m);
-	}
-	x = __ak_rseq_ctx(rsp, off);
 	for (;;) {
 		k = n;
 		rc = ak_rseq_array_ptr_push_n(x.rs, x.idp, __AK_PCP(pcp),
@@ -983,6 +1153,38 @@ __ak_inline unsigned long ak_this_cpu_array_ptr_push_n(void *const *pcp,
 			return rc ? 0 : k;
 		ak_rseq_count_abort();
 	}
+}
+
+__ak_inline unsigned long __ak_this_cpu_array_ptr_push_n_mode(
+	enum ak_percpu_mode m, void *const *pcp, unsigned long limit,
+	void *const *src, unsigned long n)
+{
+	if (!__AK_RSEQ_MODE(m))
+		return 0;
+	return __ak_this_cpu_array_ptr_push_n_rseq(__ak_rseq_ctx_mode(m),
+						   pcp, limit, src, n);
+}
+
+__AK_PERCPU_NOINLINE unsigned long __ak_this_cpu_array_ptr_push_n_slow(
+	void *const *pcp, unsigned long limit, void *const *src,
+	unsigned long n)
+{
+	return __ak_this_cpu_array_ptr_push_n_mode(__ak_percpu_mode_op(),
+						   pcp, limit, src, n);
+}
+
+__ak_inline unsigned long ak_this_cpu_array_ptr_push_n(void *const *pcp,
+						       unsigned long limit,
+						       void *const *src,
+						       unsigned long n)
+{
+	struct __ak_rseq_ctx x;
+
+	if (__ak_percpu_fast(&x))
+		return __ak_this_cpu_array_ptr_push_n_rseq(x, pcp, limit, src,
+							   n);
+	return __AK_PERCPU_OUT(__ak_this_cpu_array_ptr_push_n, pcp, limit,
+			       src, n);
 }
 
 /* ---- visiting all copies ---- */

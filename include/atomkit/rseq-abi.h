@@ -86,6 +86,14 @@ extern "C" {
 /* This thread's rseq area once registered (by glibc or by us), else NULL. */
 extern __thread struct ak_rseq_abi *__ak_rseq_area
 	__attribute__((tls_model("initial-exec")));
+/*
+ * The same for the per-CPU ops' one test (<atomkit/percpu.h>): the area
+ * once registered, else AK_RSEQ_OP_NONE (-2^62), whose sum with any id
+ * field's offset is negative.
+ */
+extern __thread uintptr_t __ak_rseq_op_area
+	__attribute__((tls_model("initial-exec")));
+#define AK_RSEQ_OP_NONE		((uintptr_t)3 << 62)
 
 /*
  * Registers the calling thread where glibc did not: init aborts where
