@@ -623,11 +623,29 @@ __ak_this_cpu_cmpxchg##bits(uint##bits##_t *pcp, uint##bits##_t o,	\
 __ak_inline uint##bits##_t						\
 __ak_this_cpu_xchg##bits(uint##bits##_t *pcp, uint##bits##_t v)		\
 {									\
+	struct __ak_rseq_ctx x;						\
+	uint##bits##_t o;						\
+									\
+	/*								\
+	 * The copy the id field names now, read with the id the	\
+	 * section compares: no second mode test, as the bare section.	\
+	 * A slot that moved under us fails the compare.		\
+	 */								\
+	if (__ak_percpu_fast(&x)) {					\
+		do							\
+			o = *(volatile uint##bits##_t *)(		\
+				(char *)*__ak_percpu_basep(pcp) +	\
+				(size_t)__atomic_load_n(x.idp,		\
+					__ATOMIC_RELAXED) *		\
+				*__ak_percpu_stridep(pcp));		\
+		while (__ak_this_cpu_cmpxchg##bits##_rseq(x, pcp, o, v)	\
+		       != o);						\
+		return o;						\
+	}								\
 	for (;;) {							\
 		uint##bits##_t *p = ak_this_cpu_ptr(pcp);		\
-		uint##bits##_t o = *(volatile uint##bits##_t *)p;	\
 									\
-		/* a slot that moved under us fails the compare */	\
+		o = *(volatile uint##bits##_t *)p;			\
 		if (__ak_this_cpu_cmpxchg##bits(pcp, o, v) == o)	\
 			return o;					\
 	}								\
