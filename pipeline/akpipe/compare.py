@@ -1,6 +1,5 @@
-"""`compare A B`: every benchmark of both sets side by side, B/A, and a
-flag only where Google Benchmark's U test (scipy's Mann-Whitney U over
-the runs) and our noise rule agree that the figures differ."""
+"""`compare A B`: each benchmark side by side, B/A, flagged only where
+scipy's Mann-Whitney U test and our noise rule agree."""
 import math
 
 from .setload import load_set, exit_status, problem, note, num, pct, \

@@ -1,7 +1,5 @@
-"""The whole programs (macro.json of scripts/run-macro): a table per
-workload with the designs' counters of libatomkit-malloc.so under it,
-the targets of the whole programs, and in `select` the fastest fastpath
-against the fastest program."""
+"""The whole programs (macro.json): a table per workload, the designs'
+counters, their targets, and their rows of `select`."""
 import math
 
 from .schema import macro_version, is_int

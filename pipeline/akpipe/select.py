@@ -1,6 +1,5 @@
-"""`select`: for each operation an allocator port needs, the candidates
-of each set ranked, the winner and its margin against the noise; across
-sets, where the choice changes.  And `index`: a row per set."""
+"""`select`: per operation the candidates ranked, the winner against the
+noise, and where the choice changes across sets; `index`: a row a set."""
 import math
 import os
 
