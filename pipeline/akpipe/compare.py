@@ -68,13 +68,8 @@ def judge(a, b, fa, fb, p, d):
 
 
 def ident(b, keys):
-    out = []
-    for k in keys:
-        if b.n(k) >= 0:
-            out.append(f"{k}:{b.n(k)}")
-        elif b.f(k):
-            out.append(b.f(k))
-    return " ".join(out)
+    return " ".join(f"{k}:{b.n(k)}" if b.n(k) >= 0 else b.f(k)
+                    for k in keys if b.n(k) >= 0 or b.f(k))
 
 
 def text_rows(rows):

@@ -153,10 +153,8 @@ def counter_table(m, wl):
 
 
 def left_out(m, what, name):
-    why = []
-    for v in m[what]:
-        if v.get("status") == "skipped" and v["reason"] not in why:
-            why.append(v["reason"])
+    why = dict.fromkeys(v["reason"] for v in m[what]
+                        if v.get("status") == "skipped")
     parts = [", ".join(md("t", u["name"]) for u in m[what]
                        if u.get("status") == "skipped"
                        and u["reason"] == r) + f" ({md('t', r)})"

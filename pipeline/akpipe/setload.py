@@ -4,6 +4,7 @@ import functools
 import math
 import os
 import re
+import statistics
 import sys
 
 from . import schema
@@ -92,8 +93,7 @@ class Bench:
         if self.median is not None:
             f.v = row_num(self.median, field)
         if math.isnan(f.v) and vals:
-            s, n = sorted(vals), len(vals)
-            f.v = s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2
+            f.v = statistics.median(vals)
         if self.cv is not None:
             f.cv = row_num(self.cv, field, False)
         if math.isnan(f.cv) and len(vals) > 1:
