@@ -143,12 +143,10 @@ def cmd_compare(pa, pb):
     if c["faster1"] + c["slower1"] + c["same1"]:
         w(f"; {c['faster1']} faster, {c['slower1']} slower and {c['same1']} "
           "the same on single runs, where the noise cannot be judged")
-    if c["differs"]:
-        w(f"; {c['differs']} ratios (no better direction) differ")
-    if c["skipped"]:
-        w(f"; {c['skipped']} skipped in A or B")
-    if c["nofig"]:
-        w(f"; {c['nofig']} without a figure")
+    for k, what in (("differs", "ratios (no better direction) differ"),
+                    ("skipped", "skipped in A or B"),
+                    ("nofig", "without a figure")):
+        w(f"; {c[k]} {what}" if c[k] else "")
     w(f". Only in A: {sum(x.name not in b.index for x in a.bench)}; only in"
       f" B: {sum(y.name not in a.index for y in b.bench)}.\n\n")
     w(T("compare.figures", alpha=f"{ALPHA:g}", n=utested, of=len(rows))
