@@ -201,13 +201,9 @@ def workload_goals(t, m, wl):
 def goals_left_out(m):
     parts = []
     for wl in ran(m, "workloads"):
-        bad = []
-        for a in ran(m, "allocators"):
-            if result_of(wl, a["name"]):
-                st = MStat(wl, a["name"])
-                if st.failed:
-                    bad.append(f"{md('t', a['name'])} ({st.failed} of "
-                               f"{st.runs})")
+        bad = [f"{md('t', a['name'])} ({st.failed} of {st.runs})"
+               for a in ran(m, "allocators")
+               for st in [MStat(wl, a["name"])] if st.failed]
         if bad:
             parts.append(f"{md('t', wl['name'])}: " + ", ".join(bad))
     if parts:
