@@ -1,7 +1,5 @@
 """The whole programs (macro.json): a table per workload, the designs'
 counters, their targets, and their rows of `select`."""
-import math
-
 from .schema import macro_version, is_int
 from .setload import Fig, NAN, num, count, pct, rng, noise, div
 from .table import Table, w, md, B, T, goal_row
