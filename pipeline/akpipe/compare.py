@@ -1,6 +1,5 @@
-"""`compare A B`: every benchmark of both sets side by side, B/A, and a
-flag only where Google Benchmark's U test (scipy's Mann-Whitney U over
-the runs) and our noise rule agree that the figures differ."""
+"""`compare A B`: each benchmark side by side, B/A, flagged only where
+scipy's Mann-Whitney U test and our noise rule agree."""
 import math
 
 from .setload import load_set, exit_status, problem, note, num, pct, \
@@ -69,13 +68,8 @@ def judge(a, b, fa, fb, p, d):
 
 
 def ident(b, keys):
-    out = []
-    for k in keys:
-        if b.n(k) >= 0:
-            out.append(f"{k}:{b.n(k)}")
-        elif b.f(k):
-            out.append(b.f(k))
-    return " ".join(out)
+    return " ".join(f"{k}:{b.n(k)}" if b.n(k) >= 0 else b.f(k)
+                    for k in keys if b.n(k) >= 0 or b.f(k))
 
 
 def text_rows(rows):
@@ -149,12 +143,10 @@ def cmd_compare(pa, pb):
     if c["faster1"] + c["slower1"] + c["same1"]:
         w(f"; {c['faster1']} faster, {c['slower1']} slower and {c['same1']} "
           "the same on single runs, where the noise cannot be judged")
-    if c["differs"]:
-        w(f"; {c['differs']} ratios (no better direction) differ")
-    if c["skipped"]:
-        w(f"; {c['skipped']} skipped in A or B")
-    if c["nofig"]:
-        w(f"; {c['nofig']} without a figure")
+    for k, what in (("differs", "ratios (no better direction) differ"),
+                    ("skipped", "skipped in A or B"),
+                    ("nofig", "without a figure")):
+        w(f"; {c[k]} {what}" if c[k] else "")
     w(f". Only in A: {sum(x.name not in b.index for x in a.bench)}; only in"
       f" B: {sum(y.name not in a.index for y in b.bench)}.\n\n")
     w(T("compare.figures", alpha=f"{ALPHA:g}", n=utested, of=len(rows))

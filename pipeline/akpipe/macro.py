@@ -1,9 +1,5 @@
-"""The whole programs (macro.json of scripts/run-macro): a table per
-workload with the designs' counters of libatomkit-malloc.so under it,
-the targets of the whole programs, and in `select` the fastest fastpath
-against the fastest program."""
-import math
-
+"""The whole programs (macro.json): a table per workload, the designs'
+counters, their targets, and their rows of `select`."""
 from .schema import macro_version, is_int
 from .setload import Fig, NAN, num, count, pct, rng, noise, div
 from .table import Table, w, md, B, T, goal_row
@@ -155,10 +151,8 @@ def counter_table(m, wl):
 
 
 def left_out(m, what, name):
-    why = []
-    for v in m[what]:
-        if v.get("status") == "skipped" and v["reason"] not in why:
-            why.append(v["reason"])
+    why = dict.fromkeys(v["reason"] for v in m[what]
+                        if v.get("status") == "skipped")
     parts = [", ".join(md("t", u["name"]) for u in m[what]
                        if u.get("status") == "skipped"
                        and u["reason"] == r) + f" ({md('t', r)})"
@@ -205,13 +199,9 @@ def workload_goals(t, m, wl):
 def goals_left_out(m):
     parts = []
     for wl in ran(m, "workloads"):
-        bad = []
-        for a in ran(m, "allocators"):
-            if result_of(wl, a["name"]):
-                st = MStat(wl, a["name"])
-                if st.failed:
-                    bad.append(f"{md('t', a['name'])} ({st.failed} of "
-                               f"{st.runs})")
+        bad = [f"{md('t', a['name'])} ({st.failed} of {st.runs})"
+               for a in ran(m, "allocators")
+               for st in [MStat(wl, a["name"])] if st.failed]
         if bad:
             parts.append(f"{md('t', wl['name'])}: " + ", ".join(bad))
     if parts:

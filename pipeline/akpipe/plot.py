@@ -1,5 +1,4 @@
-"""`plot SET... -o OUTDIR`: SVGs drawn by matplotlib, one call per plot,
-each beside its data (tab-separated, a .dat of the same name)."""
+"""`plot SET... -o OUTDIR`: matplotlib SVGs, each beside its .dat."""
 import math
 import os
 import re
@@ -25,8 +24,7 @@ def write_dat(out, name, head, rows):
 
 def draw(out, name, title, kind, head, rows, xlabel="", ylabel="",
          style=None):
-    """One plot: bars (a cluster per row) or lines (x against each
-    column); missing values left out."""
+    """Bars (a cluster per row) or lines (x against each column)."""
     import matplotlib
     matplotlib.use("svg")
     import matplotlib.pyplot as plt
@@ -108,11 +106,8 @@ def plots(sets, out):
             tag = f"{base}-{n}"
         tags.append(tag)
         name = f"{s.machine_name()} {s.set_name()}"
-        places = []
-        for b in s.each("suite=contention placement!="):
-            if b.f("placement") not in places:
-                places.append(b.f("placement"))
-        for p in places:
+        for p in dict.fromkeys(b.f("placement") for b in
+                               s.each("suite=contention placement!=")):
             for gen in ("!", ""):
                 bs = [b for b in s.each(f"suite=contention placement={p} "
                                         f"arch{gen}=generic") if not b.skip]

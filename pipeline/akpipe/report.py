@@ -1,5 +1,4 @@
-"""atomkit-report: the command line, `check`, and the exit statuses
-every subcommand shares (doc/report.md)."""
+"""atomkit-report's command line and `check` (doc/report.md)."""
 import os
 import sys
 

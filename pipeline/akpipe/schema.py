@@ -1,6 +1,5 @@
-"""The files of a result set, one schema each: machine.json, a suite's
-Google Benchmark JSON, macro.json.  Reading (with the checks the report
-applies) and writing (validated, then atomically) share this module."""
+"""Each file kind of a set (machine.json, a suite's JSON, macro.json):
+one schema, checked when read and before it is written."""
 import json
 import os
 import re
@@ -15,17 +14,12 @@ class SetError(Exception):
 
 
 def jtype(v):
-    if isinstance(v, dict):
-        return "an object"
-    if isinstance(v, list):
-        return "an array"
-    if isinstance(v, str):
-        return "a string"
-    if isinstance(v, bool):
-        return "a boolean"
-    if isinstance(v, (int, float)):
-        return "a number"
-    return "null" if v is None else "something else"
+    for t, name in ((dict, "an object"), (list, "an array"),
+                    (str, "a string"), (bool, "a boolean"),
+                    ((int, float), "a number"), (type(None), "null")):
+        if isinstance(v, t):
+            return name
+    return "something else"
 
 
 def is_num(v):
@@ -37,11 +31,10 @@ def is_int(v):
 
 
 def _pairs(pairs):
-    d = {}
-    for k, v in pairs:
-        if k in d:
-            raise ValueError(f"duplicate object key '{k}'")
-        d[k] = v
+    d = dict(pairs)
+    if len(d) < len(pairs):
+        k = next(k for i, (k, _) in enumerate(pairs) if k in dict(pairs[:i]))
+        raise ValueError(f"duplicate object key '{k}'")
     return d
 
 
@@ -106,8 +99,7 @@ INT_FIELDS = {"ak_width", "ak_size", "ak_bulk"}
 
 
 def check_row(row, where):
-    """(problems, keep) for one benchmark row; fields of a wrong type
-    are dropped so that no figure is read from them."""
+    """(problems, keep); a field of a wrong type is dropped."""
     if not isinstance(row, dict):
         return [f"{where}: expected an object, found {jtype(row)}"], False
     probs = []
@@ -340,18 +332,14 @@ def check_macro(m):
 
 
 def write_json(path, doc, kind):
-    """Validates doc as a file of kind (machine, suite, macro), then
-    writes it whole or not at all (a temporary file renamed)."""
+    """Validates doc as kind, then writes it whole (temp + rename)."""
     doc = json.loads(json.dumps(doc))
-    if kind == "machine":
-        probs, why = check_machine(doc)
-        probs = probs + [why] if why else probs
-    elif kind == "suite":
-        probs = check_suite(doc)[0]
-    elif kind == "macro":
-        probs = [e for e in [check_macro(doc)] if e]
-    else:
+    if kind not in ("machine", "suite", "macro"):
         raise ValueError(f"unknown file kind {kind!r}")
+    probs, why = (check_machine(doc) if kind == "machine" else
+                  (check_suite(doc)[0], None) if kind == "suite" else
+                  ([], check_macro(doc)))
+    probs = probs + [why] if why else probs
     if probs:
         raise SetError(f"{path}: {probs[0]}")
     d = os.path.dirname(path) or "."

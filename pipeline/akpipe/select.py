@@ -1,6 +1,5 @@
-"""`select`: for each operation an allocator port needs, the candidates
-of each set ranked, the winner and its margin against the noise; across
-sets, where the choice changes.  And `index`: a row per set."""
+"""`select`: per operation the candidates ranked, the winner against the
+noise, and where the choice changes across sets; `index`: a row a set."""
 import math
 import os
 
@@ -148,20 +147,17 @@ def cmd_select(paths):
 
 # ---- index ----
 
-def walk(d, rel, found, depth=0):
-    if os.path.exists(f"{d}/machine.json"):
-        return found.append(rel)
-    if depth > 32:
-        return
-    try:
-        names = os.listdir(d)
-    except OSError:
-        return
-    for n in names:
-        sub = f"{d}/{n}"
-        if not n.startswith(".") and os.path.isdir(sub) \
-                and not os.path.islink(sub):
-            walk(sub, f"{rel}/{n}" if rel else n, found, depth + 1)
+def walk(d):
+    """The sets under d; hidden and linked folders are not entered."""
+    found = []
+    for top, dirs, _ in os.walk(d):
+        rel = "" if top == d else os.path.relpath(top, d)
+        if os.path.exists(f"{top}/machine.json") or rel.count("/") > 31:
+            dirs.clear()
+            found += [rel] * os.path.exists(f"{top}/machine.json")
+        dirs[:] = [n for n in dirs if not n.startswith(".")
+                   and not os.path.islink(f"{top}/{n}")]
+    return sorted(found)
 
 
 def set_cell(rel):
@@ -223,9 +219,7 @@ def cmd_index(d):
     if not os.path.isdir(d):
         problem(f"{d}: not a folder")
         return 3
-    found = []
-    walk(d, "", found)
-    found.sort()
+    found = walk(d)
     w(T("index", cmd=md("c", "atomkit-report index " + d)))
     if not found:
         w("No result sets here.\n")

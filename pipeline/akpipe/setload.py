@@ -1,11 +1,10 @@
-"""A result set read and checked (doc/report.md, "Input"), the figures
-every subcommand shares (median and spread), the noise rule, and how
-numbers are written.  Problems go to stderr, one line each, naming the
-file; the rest is still read."""
+"""A result set read and checked (doc/report.md, "Input"), its figures,
+the noise rule and number formats; problems go to stderr, one a line."""
 import functools
 import math
 import os
 import re
+import statistics
 import sys
 
 from . import schema
@@ -94,8 +93,7 @@ class Bench:
         if self.median is not None:
             f.v = row_num(self.median, field)
         if math.isnan(f.v) and vals:
-            s, n = sorted(vals), len(vals)
-            f.v = s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2
+            f.v = statistics.median(vals)
         if self.cv is not None:
             f.cv = row_num(self.cv, field, False)
         if math.isnan(f.cv) and len(vals) > 1:
@@ -154,8 +152,7 @@ class Set:
         return self.why
 
     def each(self, spec):
-        """The benchmarks whose identity fields match spec: "suite=slab
-        workload=pair|seq size=64 arch!=ref"; "key=" an absent field."""
+        """Benchmarks matching "suite=slab size=64|128 arch!=ref"."""
         if spec not in self._q:
             sp = _spec(spec)
             self._q[spec] = [b for b in self.bench if all(
@@ -163,8 +160,7 @@ class Set:
         return self._q[spec]
 
     def find(self, spec):
-        r = self.each(spec)
-        return r[0] if r else None
+        return next(iter(self.each(spec)), None)
 
     def slab(self, wl, design, size):
         return self.find(f"suite=slab workload={wl} design={design} "
@@ -335,8 +331,7 @@ def div(a, b):
 
 
 def noise(a, b):
-    """The noise rule: "noise" within the spreads, "distinct" beyond,
-    "unjudged" on single runs (doc/report.md)."""
+    """The noise rule (doc/report.md): noise, distinct or unjudged."""
     ra, rb = a.n > 1, b.n > 1
     ca = not math.isnan(a.cv) and a.reps > 1
     cb = not math.isnan(b.cv) and b.reps > 1

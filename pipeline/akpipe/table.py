@@ -1,6 +1,5 @@
-"""The one output path: Markdown, or with --format=text plain text for
-mail within 80 columns (prose loses its markup and is wrapped; tables
-are aligned, printed in parts when too wide, long cells as notes)."""
+"""The one output path: Markdown, or with --format=text plain text within
+80 columns (tables aligned, in parts when too wide, long cells as notes)."""
 import os
 import sys
 
@@ -139,9 +138,7 @@ def wrap(s, indent):
             out.append(" ")
             col += 1
         if col + n > COLS:
-            k = 0
-            while k < len(s) and k + 1 <= COLS - col:
-                k += 1
+            k = max(0, min(len(s), COLS - col))
             while k > 1 and s[k - 1] != "/" and "/" in s[:k - 1]:
                 k -= 1
             out.append(s[:k] + "\n" + " " * indent)

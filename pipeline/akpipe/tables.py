@@ -1,6 +1,4 @@
-"""`tables`: each set's header, then its tables (doc/report.md lists
-them); a table without data is one line saying why, a skipped benchmark
-"n/a (k)" with its reason as note k."""
+"""`tables`: each set's header, then its tables (doc/report.md)."""
 import math
 
 from . import macro
@@ -32,9 +30,8 @@ class Grid:
         self.rows, self.cols, self.cell = [], [], {}
 
     def add(self, r, c, b):
-        for lst, x in ((self.rows, r), (self.cols, c)):
-            if x not in lst:
-                lst.append(x)
+        self.rows += [r] * (r not in self.rows)
+        self.cols += [c] * (c not in self.cols)
         self.cell.setdefault((r, c), b)
 
     def get(self, r, c):
@@ -271,8 +268,7 @@ def t_harness(s):
 # ---- slab ----
 
 def pick_place(s, wl):
-    """The placement class a workload's table shows: spread, else the
-    first there is."""
+    """The placement a workload's table shows: spread, else the first."""
     ps = [b.f("placement") for b in s.each(f"suite=slab workload={wl}")]
     return "spread" if "spread" in ps else ps[0] if ps else ""
 
@@ -284,8 +280,7 @@ def impl_rank(i):
 
 
 def slab_grid(s, wl, row, threads=0, size=0, g=None):
-    """A row per value of field row (size, bulk, threads), a column per
-    impl (designs first); only those of threads and size where given."""
+    """A row per value of field row, a column per impl (designs first)."""
     g = g or Grid()
     for b in s.each(f"suite=slab workload={wl} "
                     f"placement={pick_place(s, wl)}"):
@@ -510,8 +505,7 @@ def fig_or_why(t, s, b, what):
 
 
 def gap_reason(s, design, size, phase, d, who, best):
-    """What the set shows about a design's seq figure over 2x the best
-    system allocator's: slabs mapped while timed, cold start, pair."""
+    """Why a design's seq figure may be over 2x the best malloc's."""
     b, c = s.slab("seq", design, size), s.slab("seq_cold", design, size)
     ns = fig(b, "new_slabs")
     r = (f"{design} {phase[:-1]}({size}) {num(d.v)} over {who}'s "
@@ -659,8 +653,7 @@ def decomp(s):
 # ---- what each per-CPU op costs beyond its rseq section ----
 
 def op_sections(s):
-    """Each this_cpu op in an rseq mode the set has: (op, mode, its row,
-    its section's row, their figures)."""
+    """(op, mode, row, section's row, their figures) in rseq modes."""
     ops = [b.f("op") for b in s.each("suite=percpu")]
     ops = [o for o in PERCPU_OPS if o in ops] + [
         o for o in uniq(ops) if o not in PERCPU_OPS and o + "_section" in ops]
