@@ -177,7 +177,7 @@ static int choose(enum ak_percpu_mode m)
 	/* the ops' one test: an offset in the rseq modes only */
 	__atomic_store_n(&__ak_percpu_op_off, AK_HAVE_ARCH_RSEQ &&
 			 m <= AK_PERCPU_RSEQ_MM_CID ?
-			 (uintptr_t)__ak_rseq_id_off((enum ak_percpu_mode)m) :
+			 (uintptr_t)__AK_RSEQ_ID_OFF(m) :
 			 AK_RSEQ_OP_NONE, __ATOMIC_RELAXED);
 	__atomic_store_n(&__ak_percpu_mode, m, __ATOMIC_RELEASE);
 	return m;
@@ -255,29 +255,13 @@ int ak_percpu_set_mode(enum ak_percpu_mode m)
  */
 static int fix_mode(enum ak_percpu_mode fixed)
 {
-	int rc = 0;
-
 	if (__atomic_load_n(&__ak_percpu_mode, __ATOMIC_ACQUIRE) ==
 	    (int)fixed)
 		return 0;
 	/* a library built fixed refuses another mode in the environment */
 	if (lib_fixed >= 0)
 		__ak_percpu_mode_init();
-	if (!ak_percpu_mode_available(fixed, NULL)) {
-		errno = ENOTSUP;
-		return -1;
-	}
-	pthread_mutex_lock(&lock);
-	if (__ak_percpu_mode != (int)fixed) {
-		if (__ak_percpu_mode >= 0 && nr_allocated) {
-			errno = EBUSY;
-			rc = -1;
-		} else {
-			choose(fixed);
-		}
-	}
-	pthread_mutex_unlock(&lock);
-	return rc;
+	return ak_percpu_set_mode(fixed);
 }
 
 bool __ak_percpu_fixed_available(enum ak_percpu_mode fixed,

@@ -490,19 +490,13 @@ static inline void *const *__ak_percpu_basep(const void *pcp)
 /* A per-CPU variable as the sections take it: base and stride. */
 #define __AK_PCP(pcp)	__ak_percpu_basep(pcp), __ak_percpu_stridep(pcp)
 
-static inline unsigned int __ak_rseq_id_off(enum ak_percpu_mode m)
-{
-	return __AK_RSEQ_ID_OFF(m);
-}
-
 /* The same in an op's out-of-line path: the thread registered first. */
 static inline struct __ak_rseq_ctx __ak_rseq_ctx_mode(enum ak_percpu_mode m)
 {
 	struct __ak_rseq_ctx x;
 
 	x.rs = ak_rseq_thread();
-	x.idp = (const uint32_t *)(const void *)((const char *)x.rs +
-						 __ak_rseq_id_off(m));
+	x.idp = ak_rseq_id_field(x.rs, m);
 	return x;
 }
 
@@ -633,11 +627,9 @@ __ak_this_cpu_xchg##bits(uint##bits##_t *pcp, uint##bits##_t v)		\
 	 */								\
 	if (__ak_percpu_fast(&x)) {					\
 		do							\
-			o = *(volatile uint##bits##_t *)(		\
-				(char *)*__ak_percpu_basep(pcp) +	\
-				(size_t)__atomic_load_n(x.idp,		\
-					__ATOMIC_RELAXED) *		\
-				*__ak_percpu_stridep(pcp));		\
+			o = *(volatile uint##bits##_t *)ak_per_cpu_ptr(	\
+				pcp, __atomic_load_n(x.idp,		\
+						     __ATOMIC_RELAXED)); \
 		while (__ak_this_cpu_cmpxchg##bits##_rseq(x, pcp, o, v)	\
 		       != o);						\
 		return o;						\
