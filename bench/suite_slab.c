@@ -586,6 +586,25 @@ static void bm_pair(struct akb_state *s, struct src *o)
 		src_free(o, p);
 	}
 	src_warmed(s, o);
+	if (o->c) {
+		/*
+		 * The cache's calls inline in the loop, as a caller has
+		 * them: no test of the source, no call of our own around
+		 * them (their sections are asm volatile: never paired away).
+		 */
+		struct ak_kmem_cache *c = o->c;
+
+		while (akb_batch(s, &n))
+			for (i = 0; i < n; i++) {
+				p = ak_kmem_cache_alloc(c, 0);
+				if (ak_unlikely(!p)) {
+					akb_fail(s, SL_NO_OBJECT);
+					return;
+				}
+				ak_kmem_cache_free(c, p);
+			}
+		return;
+	}
 	while (akb_batch(s, &n))
 		for (i = 0; i < n; i++) {
 			ALLOC_OR_FAIL(s, o, p);

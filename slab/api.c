@@ -81,6 +81,7 @@ void ak_kmem_cache_free(struct ak_kmem_cache *s, void *p)
 void slab_entry_init(struct ak_kmem_cache *s)
 {
 	s->fast.kind = __AK_SLAB_CALL;
+	s->fast.id_off = AK_RSEQ_OP_NONE;
 	if (s->flags & (AK_SLAB_DEBUG | AK_SLAB_STATS)) {
 		s->alloc = hooked_alloc;
 		s->free = hooked_free;
@@ -93,7 +94,8 @@ void slab_entry_init(struct ak_kmem_cache *s)
 	 * do for ASan: neither where there are none, nor under ASan.
 	 */
 #if AK_HAVE_ARCH_RSEQ && !defined(AK_SLAB_ASAN)
-	if (ak_percpu_mode_is_rseq(s->mode)) {
+	if (ak_percpu_mode_is_rseq(s->mode) &&
+	    s->ops->inline_kind != __AK_SLAB_CALL) {
 		s->fast.id_off = s->mode == AK_PERCPU_RSEQ_MM_CID ?
 			offsetof(struct ak_rseq_abi, mm_cid) :
 			offsetof(struct ak_rseq_abi, cpu_id);

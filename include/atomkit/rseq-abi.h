@@ -181,6 +181,27 @@ static inline uint64_t __ak_load_stable64(const void *p)
 }
 #endif
 
+/*
+ * __ak_rseq_op_area, read as a stable load.  On x86-64 the whole access
+ * is one asm: the thread pointer is a %fs-relative load to the compiler,
+ * which a critical section's memory clobber makes it repeat on every op
+ * of a loop, with the GOT load of the variable's offset; as an asm that
+ * reads no memory it knows of, both stay out of the loop, as the thread
+ * pointer does on arm64 (tpidr_el0) and ppc64 (r13) by itself.
+ */
+static inline uintptr_t __ak_rseq_op_area_stable(void)
+{
+#if defined(__x86_64__)
+	uintptr_t v;
+
+	__asm__("movq __ak_rseq_op_area@gottpoff(%%rip), %0\n\t"
+		"movq %%fs:(%0), %0" : "=r"(v));
+	return v;
+#else
+	return (uintptr_t)__ak_load_stable64(&__ak_rseq_op_area);
+#endif
+}
+
 /* The calling thread's rseq area, registered at its first call. */
 static inline struct ak_rseq_abi *ak_rseq_thread(void)
 {

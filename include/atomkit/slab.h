@@ -341,8 +341,14 @@ struct ak_kmem_cache_fast {
 	size_t cpu_stride;		/* bytes between its copies */
 	uintptr_t slab_mask;		/* ~(slab size - 1): an object's slab */
 	unsigned long limit;		/* array, sheaf: objects per copy */
+	/*
+	 * The id in struct ak_rseq_abi; for kind 0, AK_RSEQ_OP_NONE, so
+	 * that the sum with the thread's area says in one sign test both
+	 * "no inline fastpath" and "not registered" (as the per-CPU ops'
+	 * one test, <atomkit/percpu.h>).
+	 */
+	uintptr_t id_off;
 	unsigned int kind;		/* enum __ak_slab_inline */
-	unsigned int id_off;		/* the id in struct ak_rseq_abi */
 };
 
 static inline const struct ak_kmem_cache_fast *
@@ -371,37 +377,67 @@ void __ak_kmem_cache_free(struct ak_kmem_cache *s, void *p);
 }
 #endif
 
+#if AK_HAVE_ARCH_RSEQ
+/*
+ * The thread's rseq area and the cache's id field in it, as the per-CPU
+ * ops take them (<atomkit/percpu.h>, __ak_percpu_fast): loads of words
+ * that do not change while the cache and the thread live, which the
+ * compiler may merge past the sections' memory clobbers.  False for a
+ * cache without an inline fastpath, or before the thread's area is
+ * registered.
+ */
+__ak_inline bool __ak_slab_rseq_ctx(const struct ak_kmem_cache_fast *f,
+				    struct ak_rseq_abi **rs,
+				    const uint32_t **idp)
+{
+	uintptr_t a = __ak_rseq_op_area_stable();
+	uintptr_t id = a + (uintptr_t)__ak_load_stable64(&f->id_off);
+
+	*rs = (struct ak_rseq_abi *)a;
+	*idp = (const uint32_t *)id;
+	return ak_likely((intptr_t)id >= 0);
+}
+
+/* The cache's objects per copy (array, sheaf): fixed when it is made. */
+__ak_inline unsigned long __ak_slab_limit(const struct ak_kmem_cache_fast *f)
+{
+	return (unsigned long)__ak_load_stable64(&f->limit);
+}
+
+/* And the mask that gives an object's slab (rseq-list's owner test). */
+__ak_inline uintptr_t __ak_slab_mask(const struct ak_kmem_cache_fast *f)
+{
+	return (uintptr_t)__ak_load_stable64(&f->slab_mask);
+}
+#endif
+
 #include <atomkit/slab/array.h>
 #include <atomkit/slab/sheaf.h>
 #include <atomkit/slab/rseq-list.h>
 
 /*
- * One test of the cache's kind per design, in a fixed order, after the
- * test for none (kind 0: a call, before the rseq area is even read): a
- * cache's kind never changes, so each is taken the same way on every call.  A
- * design's part returns what its section did: 0 done, 1 the library's
+ * One sign test for a cache without an inline fastpath (kind 0) and a
+ * thread not registered (both a call), then one test of the cache's kind
+ * per design, in a fixed order: a cache's kind never changes, so each is
+ * taken the same way on every call.  A design's part returns what its section did: 0 done, 1 the library's
  * way (empty, full, not this slot's slab), -1 aborted by the kernel.
  * Without sections (the generic build, a compiler without asm goto
  * outputs) every call goes to the library.
  */
-static inline void *__ak_kmem_cache_alloc_inline(struct ak_kmem_cache *s,
-						 ak_gfp_t flags)
+__ak_inline void *__ak_kmem_cache_alloc_inline(struct ak_kmem_cache *s,
+					       ak_gfp_t flags)
 {
 #if AK_HAVE_ARCH_RSEQ
 	const struct ak_kmem_cache_fast *f = __ak_kmem_cache_fast(s);
-	unsigned int kind = f->kind;
+	unsigned int kind;
 	struct ak_rseq_abi *rs;
 	const uint32_t *idp;
 	void *p;
 	int rc;
 
-	/* a cache without one pays one compare, not the thread's rseq area */
-	if (kind == __AK_SLAB_CALL || ak_unlikely(flags))
+	if (ak_unlikely(flags) || !__ak_slab_rseq_ctx(f, &rs, &idp))
 		goto call;
-	rs = ak_rseq_area();
-	if (ak_unlikely(!rs))
-		goto call;
-	idp = (const uint32_t *)(const void *)((const char *)rs + f->id_off);
+	kind = __ak_load_stable32(&f->kind);
 	if (ak_likely(kind == __AK_SLAB_INLINE_ARRAY))
 		rc = __ak_slab_array_alloc(f, rs, idp, &p);
 	else if (kind == __AK_SLAB_INLINE_SHEAF)
@@ -418,24 +454,21 @@ call:
 	return __ak_kmem_cache_alloc(s, flags);
 }
 
-static inline void __ak_kmem_cache_free_inline(struct ak_kmem_cache *s,
-					       void *p)
+__ak_inline void __ak_kmem_cache_free_inline(struct ak_kmem_cache *s,
+					     void *p)
 {
 #if AK_HAVE_ARCH_RSEQ
 	const struct ak_kmem_cache_fast *f = __ak_kmem_cache_fast(s);
-	unsigned int kind = f->kind;
+	unsigned int kind;
 	struct ak_rseq_abi *rs;
 	const uint32_t *idp;
 	int rc;
 
 	if (ak_unlikely(!p))
 		return;
-	if (kind == __AK_SLAB_CALL)
+	if (!__ak_slab_rseq_ctx(f, &rs, &idp))
 		goto call;
-	rs = ak_rseq_area();
-	if (ak_unlikely(!rs))
-		goto call;
-	idp = (const uint32_t *)(const void *)((const char *)rs + f->id_off);
+	kind = __ak_load_stable32(&f->kind);
 	if (ak_likely(kind == __AK_SLAB_INLINE_ARRAY))
 		rc = __ak_slab_array_free(f, rs, idp, p);
 	else if (kind == __AK_SLAB_INLINE_SHEAF)
@@ -467,13 +500,13 @@ void ak_kmem_cache_free(struct ak_kmem_cache *s, void *p);
 }
 # endif
 #else
-static inline void *ak_kmem_cache_alloc(struct ak_kmem_cache *s,
-					ak_gfp_t flags)
+__ak_inline void *ak_kmem_cache_alloc(struct ak_kmem_cache *s,
+				      ak_gfp_t flags)
 {
 	return __ak_kmem_cache_alloc_inline(s, flags);
 }
 
-static inline void ak_kmem_cache_free(struct ak_kmem_cache *s, void *p)
+__ak_inline void ak_kmem_cache_free(struct ak_kmem_cache *s, void *p)
 {
 	__ak_kmem_cache_free_inline(s, p);
 }

@@ -15,19 +15,19 @@
 #endif
 
 #if AK_HAVE_ARCH_RSEQ
-static inline int __ak_slab_array_alloc(const struct ak_kmem_cache_fast *f,
-					struct ak_rseq_abi *rs,
-					const uint32_t *idp, void **p)
+__ak_inline int __ak_slab_array_alloc(const struct ak_kmem_cache_fast *f,
+				      struct ak_rseq_abi *rs,
+				      const uint32_t *idp, void **p)
 {
 	return ak_rseq_array_pop(rs, idp, &f->cpu, &f->cpu_stride, p);
 }
 
-static inline int __ak_slab_array_free(const struct ak_kmem_cache_fast *f,
-				       struct ak_rseq_abi *rs,
-				       const uint32_t *idp, void *p)
+__ak_inline int __ak_slab_array_free(const struct ak_kmem_cache_fast *f,
+				     struct ak_rseq_abi *rs,
+				     const uint32_t *idp, void *p)
 {
-	return ak_rseq_array_push(rs, idp, &f->cpu, &f->cpu_stride, f->limit,
-				  p);
+	return ak_rseq_array_push(rs, idp, &f->cpu, &f->cpu_stride,
+				  __ak_slab_limit(f), p);
 }
 #endif
 

@@ -17,19 +17,19 @@
 #endif
 
 #if AK_HAVE_ARCH_RSEQ
-static inline int __ak_slab_list_alloc(const struct ak_kmem_cache_fast *f,
-				       struct ak_rseq_abi *rs,
-				       const uint32_t *idp, void **p)
+__ak_inline int __ak_slab_list_alloc(const struct ak_kmem_cache_fast *f,
+				     struct ak_rseq_abi *rs,
+				     const uint32_t *idp, void **p)
 {
 	return ak_rseq_list_pop(rs, idp, &f->cpu, &f->cpu_stride, p);
 }
 
-static inline int __ak_slab_list_free(const struct ak_kmem_cache_fast *f,
-				      struct ak_rseq_abi *rs,
-				      const uint32_t *idp, void *p)
+__ak_inline int __ak_slab_list_free(const struct ak_kmem_cache_fast *f,
+				    struct ak_rseq_abi *rs,
+				    const uint32_t *idp, void *p)
 {
 	return ak_rseq_list_push_owned(rs, idp, &f->cpu, &f->cpu_stride,
-				       (uintptr_t)p & f->slab_mask, p);
+				       (uintptr_t)p & __ak_slab_mask(f), p);
 }
 #endif
 
