@@ -593,16 +593,16 @@ static void bm_pair(struct akb_state *s, struct src *o)
 		 * them (their sections are asm volatile: never paired away).
 		 */
 		struct ak_kmem_cache *c = o->c;
+		bool none = false;
 
-		while (akb_batch(s, &n))
+		while (akb_batch(s, &n) && !none)
 			for (i = 0; i < n; i++) {
 				p = ak_kmem_cache_alloc(c, 0);
-				if (ak_unlikely(!p)) {
-					akb_fail(s, SL_NO_OBJECT);
-					return;
-				}
+				none |= !p;
 				ak_kmem_cache_free(c, p);
 			}
+		if (none)
+			akb_fail(s, SL_NO_OBJECT);
 		return;
 	}
 	while (akb_batch(s, &n))

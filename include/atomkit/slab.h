@@ -429,15 +429,16 @@ __ak_inline void *__ak_kmem_cache_alloc_inline(struct ak_kmem_cache *s,
 {
 #if AK_HAVE_ARCH_RSEQ
 	const struct ak_kmem_cache_fast *f = __ak_kmem_cache_fast(s);
-	unsigned int kind;
+	unsigned int kind = __ak_load_stable32(&f->kind);
 	struct ak_rseq_abi *rs;
 	const uint32_t *idp;
+	bool ok = __ak_slab_rseq_ctx(f, &rs, &idp);
 	void *p;
 	int rc;
 
-	if (ak_unlikely(flags) || !__ak_slab_rseq_ctx(f, &rs, &idp))
+	/* the loads before any branch: a caller's loop may keep them */
+	if (ak_unlikely(flags) || !ok)
 		goto call;
-	kind = __ak_load_stable32(&f->kind);
 	if (ak_likely(kind == __AK_SLAB_INLINE_ARRAY))
 		rc = __ak_slab_array_alloc(f, rs, idp, &p);
 	else if (kind == __AK_SLAB_INLINE_SHEAF)
@@ -459,20 +460,22 @@ __ak_inline void __ak_kmem_cache_free_inline(struct ak_kmem_cache *s,
 {
 #if AK_HAVE_ARCH_RSEQ
 	const struct ak_kmem_cache_fast *f = __ak_kmem_cache_fast(s);
-	unsigned int kind;
+	unsigned int kind = __ak_load_stable32(&f->kind);
+	unsigned long limit = __ak_slab_limit(f);
 	struct ak_rseq_abi *rs;
 	const uint32_t *idp;
+	bool ok = __ak_slab_rseq_ctx(f, &rs, &idp);
 	int rc;
 
+	/* the loads before any branch: a caller's loop may keep them */
 	if (ak_unlikely(!p))
 		return;
-	if (!__ak_slab_rseq_ctx(f, &rs, &idp))
+	if (!ok)
 		goto call;
-	kind = __ak_load_stable32(&f->kind);
 	if (ak_likely(kind == __AK_SLAB_INLINE_ARRAY))
-		rc = __ak_slab_array_free(f, rs, idp, p);
+		rc = __ak_slab_array_free(f, rs, idp, limit, p);
 	else if (kind == __AK_SLAB_INLINE_SHEAF)
-		rc = __ak_slab_sheaf_free(f, rs, idp, p);
+		rc = __ak_slab_sheaf_free(f, rs, idp, limit, p);
 	else
 		rc = __ak_slab_list_free(f, rs, idp, p);
 	if (ak_likely(!rc))

@@ -24,10 +24,11 @@ __ak_inline int __ak_slab_array_alloc(const struct ak_kmem_cache_fast *f,
 
 __ak_inline int __ak_slab_array_free(const struct ak_kmem_cache_fast *f,
 				     struct ak_rseq_abi *rs,
-				     const uint32_t *idp, void *p)
+				     const uint32_t *idp,
+				     unsigned long limit, void *p)
 {
 	return ak_rseq_array_push(rs, idp, &f->cpu, &f->cpu_stride,
-				  __ak_slab_limit(f), p);
+				  limit, p);
 }
 #endif
 
