@@ -1,9 +1,9 @@
-"""The whole-program benchmarks (doc/benchmarks.md, "Whole programs"): every
-workload under every allocator, each run a process (group) of its own timed
-by bench/macro/macro-run, its output checksummed and compared with glibc's;
-a design's runs with the counters of libatomkit-malloc.so summed over its
-processes (AK_MALLOC_STATS); all of it into macro.json, a console table into
-macro.txt, in a result set.
+"""scripts/run-macro: the whole-program benchmarks (doc/benchmarks.md,
+"Whole programs"), every workload under every allocator, into a result
+set's macro.json, with a console table in macro.txt.  Each run is a
+process group of its own, timed by bench/macro/macro-run, its output
+checksummed against glibc's; a design's runs carry libatomkit-malloc.so's
+counters summed over their processes (AK_MALLOC_STATS).
 
 Usage: scripts/run-macro [--full|--short|--quick] [--runs N] [--out DIR]
            [--machine NAME] [--builddir DIR] [--workloads LIST]
@@ -12,37 +12,31 @@ Usage: scripts/run-macro [--full|--short|--quick] [--runs N] [--out DIR]
 
   --full        (default) full inputs, 5 runs each (`make bench-macro`)
   --short       smaller inputs, 3 runs each (the end of `make bench`)
-  --quick       tiny inputs, 1 run each: does every run finish, and agree
+  --quick       tiny inputs, 1 run each: does every run finish and agree
                 with glibc? (no figures to keep)
   --runs N      N runs of each workload under each allocator
-  --out DIR     write into this result set (made if missing, with a
-                machine.json); default results/<arch>/<machine>/<date>-<rev>/
+  --out DIR     the result set (made, with a machine.json, if missing);
+                default results/<arch>/<machine>/<date>-<rev>/
   --machine     the <machine> folder, as scripts/run-bench
-  --builddir    the build tree (default .): bench/macro/'s programs, and
+  --builddir    the build tree (default .): bench/macro/'s programs and
                 malloc/.libs/libatomkit-malloc.so (AK_MALLOC_LIB overrides)
   --workloads   comma-separated, default all: WORKLOADS
   --allocators  comma-separated, default all: ALLOCATORS; --full adds the
-                freelist designs without per-CPU partial slabs
-                (AK_SLAB_CPU_PARTIAL=0): VARIANTS (named, they run in any
-                size, beside their design); glibc, the baseline, always
-                runs, and first
-  --jobs N      make -j N for the compile, N threads (at least 2, at most
-                the programs' cap) for the synthetic workloads; default: the
-                CPUs this process may use
+                designs without per-CPU partial slabs, VARIANTS (named,
+                in any size, beside their design); glibc always runs, first
+  --jobs N      make -j N, and N threads (2 to the programs' cap) for the
+                synthetic workloads; default: the CPUs this process may use
   --timeout S   a run still going after S seconds is killed and failed
-  --no-render   leave the set's tables.md, select.md and plots/ to the
-                caller (scripts/run-bench renders the whole set)
+  --no-render   leave tables.md, select.md and plots/ to the caller
   --plan        run nothing: per workload its runs and estimated minutes
-  --commands    run nothing: print each workload's kind and command line
-  --list        run nothing: the workloads and allocators, and which of
-                them this machine has
+  --commands    run nothing: each workload's kind and command line
+  --list        run nothing: which workloads and allocators are here
 
-A workload whose program is not installed, or an allocator that is not, is
-left out with a message and recorded as skipped; naming it makes that an
-error (exit 2).  Runs are interleaved (each run of a workload goes through
-every allocator before the next).  A run that fails, times out, prints other
-than glibc's output, or (a design's) reports no counters is recorded as
-such; the set is finished and the exit status is 1.  Natively only.
+A workload or allocator this machine lacks is left out (an error, exit 2,
+where named).  Each run of a workload goes through every allocator before
+the next.  A run that fails, times out, prints other than glibc's output
+or (a design's) reports no counters is marked so, and the exit status is
+1.  Natively only.
 """
 import hashlib
 import json
@@ -109,16 +103,16 @@ W = {
     "sqlite": (
         "program", "sqlite3:sqlite3", "'{sqlite3}' -bail :memory:", "",
         "sqlite3 on an in-memory database: a generated script inserting "
-        "{sql_n} sales and an eighth as many items, one statement each, in "
-        "one transaction, three index builds, joins, grouping, an update, a "
-        "delete, a table from a query", "macro-gen sql {sql_n}"),
+        "{sql_n} sales and an eighth as many items in one transaction, "
+        "index builds, joins, grouping, an update, a delete",
+        "macro-gen sql {sql_n}"),
     "python": (
         "program", "python3:python3-minimal",
         "'{python3}' -S -s '{m}/pywork.py' '{w}/words.txt' {py_rounds}",
         "PYTHONMALLOC=malloc PYTHONHASHSEED=0 PYTHONDONTWRITEBYTECODE=1",
-        "python3 with PYTHONMALLOC=malloc (every object through malloc): "
-        "dicts, lists, tuples, class instances and strings built over a "
-        "generated text and dropped, rounds: {py_rounds}",
+        "python3 with every object through malloc: dicts, lists, tuples, "
+        "class instances and strings built over a generated text and "
+        "dropped, rounds: {py_rounds}",
         "macro-gen words {py_words}; bench/macro/pywork.py, rounds: "
         "{py_rounds}"),
     "git": (
@@ -133,28 +127,26 @@ W = {
         "/bin/sh '{m}/redis-work.sh' '{w}/server' {redis_k}",
         "REDIS_SERVER={redis-server} REDIS_BENCHMARK={redis-benchmark} "
         "REDIS_CLI={redis-cli} AK_LIBC={libc}",
-        "redis-server on a Unix socket (2 I/O threads, lazy freeing, no "
-        "persistence), alone under the allocator (glibc: libc preloaded "
-        "ahead of the jemalloc Debian links it with), loaded by "
-        "redis-benchmark: strings of 16 to 9000 bytes over {redis_k} keys "
-        "per size, lists, sets and hashes made, read and deleted; its "
-        "dataset's state read back", "keys per size: {redis_k}; "
-        "bench/macro/redis-work.sh"),
+        "redis-server on a Unix socket (2 I/O threads, lazy freeing), alone "
+        "under the allocator (glibc's run: libc preloaded ahead of jemalloc), "
+        "loaded by redis-benchmark: strings of 16 to 9000 bytes, lists, sets "
+        "and hashes made, read and deleted; its dataset's state read back",
+        "keys per size: {redis_k}; bench/macro/redis-work.sh"),
     "perl": (
         "program", "perl:perl-base",
         "'{perl}' '{m}/perlwork.pl' '{w}/words.txt' {pl_rounds}",
         "PERL_HASH_SEED=0 PERL_PERTURB_KEYS=0",
-        "perl (on the system malloc): word counts and successors in hashes "
-        "of hashes, sorting, regex substitutions, a record per line and an "
-        "index of them, all dropped each round, rounds: {pl_rounds}",
+        "perl (on the system malloc): word counts in hashes of hashes, "
+        "sorting, regex substitutions, a record per line and an index of "
+        "them, all dropped each round, rounds: {pl_rounds}",
         "macro-gen words {pl_words}; bench/macro/perlwork.pl, rounds: "
         "{pl_rounds}"),
     "churn": (
         "synthetic", "", "'{exe}' -t {threads} -n {churn_n}", "",
         "server-style churn: {threads} threads make objects of 32 to 511 "
-        "bytes, keep one in four in a table of their own (local free) and "
-        "hand the rest to other threads, which check and free them (remote "
-        "free)", "{churn_n} objects, {threads} threads"),
+        "bytes, keep one in four (local free) and hand the rest to other "
+        "threads to check and free (remote free)",
+        "{churn_n} objects, {threads} threads"),
     "prodcons": (
         "synthetic", "", "'{exe}' -t {threads} -n {prod_n}", "",
         "producer/consumer: {half} threads only allocate messages of 32 "
@@ -163,28 +155,26 @@ W = {
     "falseshare": (
         "synthetic", "", "'{exe}' -t {threads} -n {fs_n} -w {fs_w}", "",
         "false-sharing probe: objects of 8 to 64 bytes each written {fs_w} "
-        "times by one thread, allocated by that thread (active) or dealt "
-        "out by another thread back to back (passive)",
+        "times by one thread, which allocated it (active) or got it from "
+        "another thread (passive)",
         "{fs_n} objects per phase, {fs_w} writes each, {threads} threads"),
     "sizemix": (
         "synthetic", "", "'{exe}' -t {threads} -n {mix_n} -l {mix_l}", "",
-        "heavy-tailed size mix: P(size >= s) falls as 1/s from 32 bytes to "
-        "2 MiB, in a live set of {mix_l} slots per thread, one replacement "
-        "in eight by realloc",
+        "heavy-tailed size mix, 32 bytes to 2 MiB, in a live set of {mix_l} "
+        "slots per thread, one replacement in eight by realloc",
         "{mix_n} operations, {mix_l} slots per thread, {threads} threads"),
     "remotefree": (
         "synthetic", "", "'{exe}' -t {threads} -n {rf_n} -l {rf_l}", "",
         "remote frees in rounds (the Larson benchmark's shape): objects of "
         "32 to 1023 bytes in 64 regions of {rf_l} slots, each worked in "
-        "turn by {threads} threads, which free the object in a random slot "
-        "(most made by another thread) and, 3 times in 4, make a new one",
+        "turn by {threads} threads, which replace the object in a random slot",
         "{rf_n} operations in 32 rounds, 64 regions of {rf_l} slots, "
         "{threads} threads"),
     "mixloop-1t": (
         "synthetic", "", "'{exe}' -t {lt} -n {loop_n} -l {loop_l}", "",
         "multi-size allocation loop on {lt} thread(s): each replaces the "
         "object in a random slot of its own {loop_l} by one of 32 bytes to "
-        "4 KiB (half under 64 bytes); nothing crosses threads",
+        "4 KiB; nothing crosses threads",
         "{loop_n} operations, {loop_l} slots per thread, {lt} thread(s)"),
 }
 W["mixloop-2t"] = W["mixloop-1t"]
@@ -258,8 +248,8 @@ def parse(argv, top):
 
 
 def workload(o, top, w, wdir):
-    """Workload w, its inputs under wdir: kind, needs, exe, env,
-    description, inputs, command (and as argv), dir, stdin."""
+    """Workload w, its inputs under wdir: kind, env, description, inputs,
+    command (and as argv), dir, stdin, and why it cannot run here."""
     kind, needs, cmd, env, desc, inputs = W[w]
     paths = {p: prog(p) for p in ("make sqlite3 python3 git perl redis-server "
                                   "redis-benchmark redis-cli").split()}
@@ -269,23 +259,18 @@ def workload(o, top, w, wdir):
     s = dict(o["sz"], lt=w[-2:-1], **paths)
     command = cmd.format(**dict(s, **{k: v.replace("'", "'\\''")
                                       for k, v in paths.items()}))
-    return dict(kind=kind, needs=needs.split(), exe=paths["exe"],
+    why = [f"{n} not installed (Debian package {p})"
+           for n, p in (x.split(":") for x in needs.split()) if not prog(n)]
+    if kind == "synthetic" and not os.access(paths["exe"], os.X_OK):
+        why.append(f"{paths['exe']} not built")
+    if w == "redis" and not paths["libc"]:
+        why.append("libc.so.6 not in the loader cache (ldconfig -p)")
+    return dict(kind=kind, why="; ".join(why),
                 env=dict(e.split("=", 1) for e in env.format(**s).split()),
                 description=desc.format(**s), inputs=inputs.format(**s),
                 command=command, argv=shlex.split(command),
                 dir=f"{wdir}/tree" if w == "compile" else wdir,
                 stdin=f"{wdir}/script.sql" if w == "sqlite" else "/dev/null")
-
-
-def missing(wl, w):
-    """Why workload w cannot run here, "" where it can."""
-    why = [f"{n} not installed (Debian package {p})"
-           for n, p in (x.split(":") for x in wl["needs"]) if not prog(n)]
-    if wl["kind"] == "synthetic" and not os.access(wl["exe"], os.X_OK):
-        why.append(f"{wl['exe']} not built")
-    if w == "redis" and not registry.malloc_path("libc.so.6"):
-        why.append("libc.so.6 not in the loader cache (ldconfig -p)")
-    return "; ".join(why)
 
 
 def allocator(o, a):
@@ -347,12 +332,12 @@ def make_tree(o, top, t):
                                                    "generic")
     with open(f"{inc}/config.h.in") as f:
         tmpl = f.read()
-    for a in (n, "generic"):
+    for a in (n, "generic"):	# configure's substitutions, by hand
+        v = dict(AK_ARCH_MACRO="AK_ARCH_" + a.upper(), AK_ARCH=a,
+                 PACKAGE_VERSION="macro", AK_PERCPU_MODE="runtime")
         os.makedirs(f"{t}/cfg/{a}/atomkit", exist_ok=True)
         with open(f"{t}/cfg/{a}/atomkit/config.h", "w") as f:
-            f.write(tmpl.replace("@AK_ARCH_MACRO@", "AK_ARCH_" + a.upper())
-                    .replace("@AK_ARCH@", a)
-                    .replace("@PACKAGE_VERSION@", "macro"))
+            f.write(re.sub(r"@(\w+)@", lambda m: v[m[1]], tmpl))
     s, sets = o["sz"], o["sz"]["cc_sets"].split()
     srcs = sorted(f"{d}/{x}" for d in ("src", "slab")
                   for x in os.listdir(f"{t}/{d}") if x.endswith(".c"))[
@@ -420,8 +405,8 @@ def counters(path, design):
     for line in text(path).splitlines():
         try:
             v = json.loads(line)
-            ok = v["design"] == design and isinstance(v["pid"], int) and all(
-                isinstance(v[k], int) for k in COUNTS + BYTES)
+            ok = v["design"] == design and all(
+                isinstance(v[k], int) for k in ["pid", *COUNTS, *BYTES])
         except (ValueError, KeyError, TypeError):
             ok = False
         procs += [v] if ok else []
@@ -460,13 +445,20 @@ def macro_run(o, a, stem, timeout, cmd, wl=None, more=()):
         return rc, None
 
 
-def binds(o, a, work, cmd, wl=None):
-    """What cmd (macro-probe, redis-work.sh --bound) says under allocator
-    a: macro-run's exit status, and each function with the library it
-    binds to."""
+def binding(o, a, work, cmd, fns, want, wl=None):
+    """The library malloc binds to under allocator a, as cmd says
+    (macro-probe, or redis-work.sh --bound for redis-server), and why fns
+    do not all bind to want ("" where they do, or want is None)."""
     rc, _ = macro_run(o, a, f"{work}/probe", 60, cmd, wl)
-    return rc, dict(ln.split()[:2] for ln in text(f"{work}/probe.out")
-                    .splitlines() if len(ln.split()) > 1)
+    got = dict(ln.split()[:2] for ln in text(f"{work}/probe.out")
+               .splitlines() if len(ln.split()) > 1)
+    bad = [f for f in fns if want and os.path.realpath(got.get(f, "")) !=
+           os.path.realpath(want)]
+    libs = " ".join(sorted({got.get(f, "nothing") for f in bad}))
+    return got.get("malloc", "unknown"), (
+        f"{cmd[-1]} failed under it: " + " ".join(text(
+            f"{work}/probe.err").splitlines()[-3:]) if rc else
+        f"{', '.join(bad)} bind to {libs}, not to {want}" if bad else "")
 
 
 def allocators(o, als, work, con):
@@ -477,16 +469,8 @@ def allocators(o, als, work, con):
     for a, al in als.items():
         lib = None
         if not al["why"]:
-            rc, got = binds(o, al, work, [f"{o['bin']}/macro-probe"])
-            lib, libs = got.get("malloc", "unknown"), sorted({*got.values()})
-            if rc:
-                al["why"] = f"{o['bin']}/macro-probe failed under it: " + \
-                    " ".join(text(f"{work}/probe.err").splitlines()[-3:])
-            elif al["preload"] and any(os.path.realpath(g) != os.path.realpath(
-                    al["preload"]) for g in libs):
-                al["why"] = (f"LD_PRELOAD={al['preload']} did not replace "
-                             f"malloc and free (they resolved to "
-                             f"{' '.join(libs)})")
+            lib, al["why"] = binding(o, al, work, [f"{o['bin']}/macro-probe"],
+                                     ("malloc", "free"), al["preload"])
         if al["why"] and a in (o.get("allocators") or "").split(","):
             raise RunError(f"allocator {a}: {al['why']}", 2)
         if al["why"]:
@@ -501,23 +485,6 @@ def allocators(o, als, work, con):
     return doc, ran
 
 
-def serves(o, wl, a, top, work):
-    """For redis (Debian links it with libjemalloc): why the allocator
-    would not serve its server (malloc, calloc, realloc or free bound
-    elsewhere), else ""."""
-    want = os.path.realpath(a["preload"] or registry.malloc_path("libc.so.6")
-                            or "")
-    _, got = binds(o, a, work, ["/bin/sh", f"{top}/bench/macro/redis-work.sh",
-                                "--bound"], dict(wl, dir=work,
-                                                 stdin="/dev/null"))
-    why = "redis-server's {} binds to {}, not to {}: its runs would not " \
-        "measure {}"
-    return next((why.format(f, got.get(f) or "nothing the loader said "
-                            "(LD_DEBUG=bindings)", want, a["name"])
-                 for f in ("malloc", "calloc", "realloc", "free")
-                 if not got.get(f) or os.path.realpath(got[f]) != want), "")
-
-
 def table(wdocs, runs):
     """macro.txt: per workload the runs' means, elapsed against glibc's."""
     out = []
@@ -526,12 +493,12 @@ def table(wdocs, runs):
                 "%10s %12s %8s" % ("allocator", "user s", "system s",
                                    "elapsed s", "max RSS MB", "minor flt",
                                    "vs glibc")]
-        mean = {r["allocator"]: {k: sum(x[k] for x in r["runs"]) / len(
-            r["runs"]) for k in ("user_s", "system_s", "elapsed_s",
-                                 "minor_faults")} for r in w["results"]}
-        base = mean.get("glibc", {}).get("elapsed_s", 0)
+        base = 0	# glibc's, whose row comes first
         for r in w["results"]:
-            m, bad = mean[r["allocator"]], sum(not x["ok"] for x in r["runs"])
+            m = {k: sum(x[k] for x in r["runs"]) / len(r["runs"]) for k in
+                 ("user_s", "system_s", "elapsed_s", "minor_faults")}
+            base = m["elapsed_s"] if r["allocator"] == "glibc" else base
+            bad = sum(not x["ok"] for x in r["runs"])
             out.append("%-12s %10.3f %10.3f %10.3f %10.1f %12d %8s%s" % (
                 r["allocator"], m["user_s"], m["system_s"], m["elapsed_s"],
                 max(x["max_rss_kb"] for x in r["runs"]) / 1024,
@@ -594,9 +561,8 @@ def runs(o, top, w, work, ran, vers, con):
     s, wl = o["sz"], workload(o, top, w, f"{work}/{w}")
     head = dict(name=w, kind=wl["kind"], description=wl["description"],
                 inputs=wl["inputs"])
-    why = missing(wl, w)
-    tree = None if why else prepare(o, top, w, f"{work}/{w}")
-    why = why or (tree if isinstance(tree, str) else "")
+    tree = None if wl["why"] else prepare(o, top, w, f"{work}/{w}")
+    why = wl["why"] or (tree if isinstance(tree, str) else "")
     if why:
         con.say(f"workload {w}: {why}: left out")
         con.cur["count"] -= s["runs"] * len(ran)
@@ -605,10 +571,16 @@ def runs(o, top, w, work, ran, vers, con):
         w, "built with the project's compiler and flags"),
         **({"tree": tree} if tree else {}))
     con.say(f"workload {w}: {wl['inputs']}")
-    bound = {a: serves(o, wl, al, top, work) if w == "redis" else ""
-             for a, al in ran.items()}
-    for a in (a for a in ran if bound[a]):
-        con.say(f"redis under {a}: {bound[a]}")
+    bound = {a: "" for a in ran}
+    fns = ("malloc", "calloc", "realloc", "free")
+    for a, al in ran.items() if w == "redis" else ():	# it links jemalloc
+        why = binding(o, al, work, ["/bin/sh", f"{top}/bench/macro/"
+                                    "redis-work.sh", "--bound"], fns,
+                      al["preload"] or wl["env"]["AK_LIBC"],
+                      dict(wl, dir=work, stdin="/dev/null"))[1]
+        if why:
+            bound[a] = f"redis-server's {why}: its runs would not measure {a}"
+            con.say(f"redis under {a}: {bound[a]}")
     base, baseline, res = None, "", {a: [] for a in ran}
     for r in range(1, s["runs"] + 1):
         for a, al in ran.items():
@@ -646,12 +618,11 @@ def run(o, top, con):
         con.say("the synthetic workloads are built with AddressSanitizer: "
                 "only glibc runs")
         als = {"glibc": als["glibc"]}
-    work, out = tempfile.mkdtemp(prefix="ak-macro.", dir=os.environ.get(
-        "TMPDIR", "/tmp")), ""
+    work, out = tempfile.mkdtemp(prefix="ak-macro."), ""	# in TMPDIR
     try:
         adoc, ran = allocators(o, als, work, con)
-        for w in (o.get("workloads") or "").split(","):
-            why = w and missing(workload(o, top, w, ""), w)
+        for w in o["wl"] if o.get("workloads") else []:
+            why = workload(o, top, w, "")["why"]
             if why:
                 err(f"--workloads {w}: {why}")
         bench = registry.Bench(os.path.join(o["builddir"], "bench",
@@ -707,7 +678,7 @@ def show(o, top):
     else:
         for w in WORKLOADS:
             print(f"workload {w}: "
-                  f"{missing(workload(o, top, w, ''), w) or 'available'}")
+                  f"{workload(o, top, w, '')['why'] or 'available'}")
         for a in ALLOCATORS + VARIANTS:
             print(f"allocator {a}: {allocator(o, a)['why'] or 'available'}")
     return 0
