@@ -173,8 +173,8 @@ W = {
     "mixloop-1t": (
         "synthetic", "", "'{exe}' -t {lt} -n {loop_n} -l {loop_l}", "",
         "multi-size allocation loop on {lt} thread(s): each replaces the "
-        "object in a random slot of its own {loop_l} by one of 32 bytes to "
-        "4 KiB; nothing crosses threads",
+        "object in a random one of its own {loop_l} slots by one of 32 bytes "
+        "to 4 KiB; nothing crosses threads",
         "{loop_n} operations, {loop_l} slots per thread, {lt} thread(s)"),
 }
 W["mixloop-2t"] = W["mixloop-1t"]
