@@ -1,9 +1,9 @@
-"""The whole-program benchmarks (doc/benchmarks.md, "Whole programs"): every
-workload under every allocator, each run a process (group) of its own timed
-by bench/macro/macro-run, its output checksummed and compared with glibc's;
-a design's runs with the counters of libatomkit-malloc.so summed over its
-processes (AK_MALLOC_STATS); all of it into macro.json, a console table into
-macro.txt, in a result set.
+"""scripts/run-macro: the whole-program benchmarks (doc/benchmarks.md,
+"Whole programs"), every workload under every allocator, into a result
+set's macro.json, with a console table in macro.txt.  Each run is a
+process group of its own, timed by bench/macro/macro-run, its output
+checksummed against glibc's; a design's runs carry libatomkit-malloc.so's
+counters summed over their processes (AK_MALLOC_STATS).
 
 Usage: scripts/run-macro [--full|--short|--quick] [--runs N] [--out DIR]
            [--machine NAME] [--builddir DIR] [--workloads LIST]
@@ -12,36 +12,31 @@ Usage: scripts/run-macro [--full|--short|--quick] [--runs N] [--out DIR]
 
   --full        (default) full inputs, 5 runs each (`make bench-macro`)
   --short       smaller inputs, 3 runs each (the end of `make bench`)
-  --quick       tiny inputs, 1 run each: does every run finish, and agree
+  --quick       tiny inputs, 1 run each: does every run finish and agree
                 with glibc? (no figures to keep)
   --runs N      N runs of each workload under each allocator
-  --out DIR     write into this result set (made if missing, with a
-                machine.json); default results/<arch>/<machine>/<date>-<rev>/
+  --out DIR     the result set (made, with a machine.json, if missing);
+                default results/<arch>/<machine>/<date>-<rev>/
   --machine     the <machine> folder, as scripts/run-bench
-  --builddir    the build tree (default .): bench/macro/'s programs, and
+  --builddir    the build tree (default .): bench/macro/'s programs and
                 malloc/.libs/libatomkit-malloc.so (AK_MALLOC_LIB overrides)
   --workloads   comma-separated, default all: WORKLOADS
-  --allocators  comma-separated, default all: ALLOCATORS, and in --full the
-                freelist designs' variants without per-CPU partial slabs
-                (AK_SLAB_CPU_PARTIAL=0): VARIANTS (named, they run in any
-                size, with their design); glibc, the baseline, always runs, and first
-  --jobs N      make -j N for the compile, N threads (at least 2, at most
-                the programs' cap) for the synthetic workloads; default: the
-                CPUs this process may use
+  --allocators  comma-separated, default all: ALLOCATORS; --full adds the
+                designs without per-CPU partial slabs, VARIANTS (named,
+                in any size, beside their design); glibc always runs, first
+  --jobs N      make -j N, and N threads (2 to the programs' cap) for the
+                synthetic workloads; default: the CPUs this process may use
   --timeout S   a run still going after S seconds is killed and failed
-  --no-render   leave the set's tables.md, select.md and plots/ to the
-                caller (scripts/run-bench renders the whole set)
+  --no-render   leave tables.md, select.md and plots/ to the caller
   --plan        run nothing: per workload its runs and estimated minutes
-  --commands    run nothing: print each workload's kind and command line
-  --list        run nothing: the workloads and allocators, and which of
-                them this machine has
+  --commands    run nothing: each workload's kind and command line
+  --list        run nothing: which workloads and allocators are here
 
-A workload whose program is not installed, or an allocator that is not, is
-left out with a message and recorded as skipped; naming it makes that an
-error (exit 2).  Runs are interleaved (each run of a workload goes through
-every allocator before the next).  A run that fails, times out, prints other
-than glibc's output, or (a design's) reports no counters is recorded as
-such; the set is finished and the exit status is 1.  Natively only.
+A workload or allocator this machine lacks is left out (an error, exit 2,
+where named).  Each run of a workload goes through every allocator before
+the next.  A run that fails, times out, prints other than glibc's output
+or (a design's) reports no counters is marked so, and the exit status is
+1.  Natively only.
 """
 import hashlib
 import json
@@ -102,23 +97,22 @@ W = {
     "compile": (
         "compile", "gcc:gcc make:make", "'{make}' -s -j{jobs}", "",
         "make -j{jobs} of a fixed C tree (this project's library sources) "
-        "with gcc, every process (make, gcc, cc1, as) under the allocator: "
-        "the seed's kernel build in our size",
+        "with gcc, every process (make, gcc, cc1, as) under the allocator",
         "sources: {cc_files} of the tree's src/*.c and slab/*.c; flag sets: "
         "{cc_sets}"),
     "sqlite": (
         "program", "sqlite3:sqlite3", "'{sqlite3}' -bail :memory:", "",
         "sqlite3 on an in-memory database: a generated script inserting "
-        "{sql_n} sales and an eighth as many items, one statement each, in "
-        "one transaction, three index builds, joins, grouping, an update, a "
-        "delete, a table from a query", "macro-gen sql {sql_n}"),
+        "{sql_n} sales and an eighth as many items in one transaction, "
+        "index builds, joins, grouping, an update, a delete",
+        "macro-gen sql {sql_n}"),
     "python": (
         "program", "python3:python3-minimal",
         "'{python3}' -S -s '{m}/pywork.py' '{w}/words.txt' {py_rounds}",
         "PYTHONMALLOC=malloc PYTHONHASHSEED=0 PYTHONDONTWRITEBYTECODE=1",
-        "python3 with PYTHONMALLOC=malloc (every object through malloc): "
-        "dicts, lists, tuples, class instances and strings built over a "
-        "generated text and dropped, rounds: {py_rounds}",
+        "python3 with every object through malloc: dicts, lists, tuples, "
+        "class instances and strings built over a generated text and "
+        "dropped, rounds: {py_rounds}",
         "macro-gen words {py_words}; bench/macro/pywork.py, rounds: "
         "{py_rounds}"),
     "git": (
@@ -133,31 +127,26 @@ W = {
         "/bin/sh '{m}/redis-work.sh' '{w}/server' {redis_k}",
         "REDIS_SERVER={redis-server} REDIS_BENCHMARK={redis-benchmark} "
         "REDIS_CLI={redis-cli} AK_LIBC={libc}",
-        "redis-server on a Unix socket (no TCP port, no persistence, 2 I/O "
-        "threads, lazy freeing in its background thread), alone under the "
-        "allocator (glibc: libc preloaded ahead of the jemalloc Debian links "
-        "it with), loaded by redis-benchmark (50 clients, pipelines of 16): "
-        "strings of 16 to 9000 bytes over {redis_k} keys per size, each set "
-        "about 40 times, MSET, GET, 64 lists pushed, read, popped and "
-        "trimmed, sets and hashes made, read and deleted; its dataset's "
-        "state read back, then flushed and shut down",
+        "redis-server on a Unix socket (2 I/O threads, lazy freeing), alone "
+        "under the allocator (glibc's run: libc preloaded ahead of jemalloc), "
+        "loaded by redis-benchmark: strings of 16 to 9000 bytes, lists, sets "
+        "and hashes made, read and deleted; its dataset's state read back",
         "keys per size: {redis_k}; bench/macro/redis-work.sh"),
     "perl": (
         "program", "perl:perl-base",
         "'{perl}' '{m}/perlwork.pl' '{w}/words.txt' {pl_rounds}",
         "PERL_HASH_SEED=0 PERL_PERTURB_KEYS=0",
-        "perl (on the system malloc): word counts and successors in hashes "
-        "of hashes, sorting, regex substitutions over every line, a record "
-        "per line and an index of them, strings built, joined and split, "
-        "all dropped each round, rounds: {pl_rounds}",
+        "perl (on the system malloc): word counts in hashes of hashes, "
+        "sorting, regex substitutions, a record per line and an index of "
+        "them, all dropped each round, rounds: {pl_rounds}",
         "macro-gen words {pl_words}; bench/macro/perlwork.pl, rounds: "
         "{pl_rounds}"),
     "churn": (
         "synthetic", "", "'{exe}' -t {threads} -n {churn_n}", "",
         "server-style churn: {threads} threads make objects of 32 to 511 "
-        "bytes, keep one in four in a table of their own (local free) and "
-        "hand the rest to other threads, which check and free them (remote "
-        "free)", "{churn_n} objects, {threads} threads"),
+        "bytes, keep one in four (local free) and hand the rest to other "
+        "threads to check and free (remote free)",
+        "{churn_n} objects, {threads} threads"),
     "prodcons": (
         "synthetic", "", "'{exe}' -t {threads} -n {prod_n}", "",
         "producer/consumer: {half} threads only allocate messages of 32 "
@@ -166,42 +155,38 @@ W = {
     "falseshare": (
         "synthetic", "", "'{exe}' -t {threads} -n {fs_n} -w {fs_w}", "",
         "false-sharing probe: objects of 8 to 64 bytes each written {fs_w} "
-        "times by one thread, allocated by that thread (active) or dealt "
-        "out by another thread back to back (passive)",
+        "times by one thread, which allocated it (active) or got it from "
+        "another thread (passive)",
         "{fs_n} objects per phase, {fs_w} writes each, {threads} threads"),
     "sizemix": (
         "synthetic", "", "'{exe}' -t {threads} -n {mix_n} -l {mix_l}", "",
-        "heavy-tailed size mix: P(size >= s) falls as 1/s from 32 bytes to "
-        "2 MiB, in a live set of {mix_l} slots per thread, one replacement "
-        "in eight by realloc",
+        "heavy-tailed size mix, 32 bytes to 2 MiB, in a live set of {mix_l} "
+        "slots per thread, one replacement in eight by realloc",
         "{mix_n} operations, {mix_l} slots per thread, {threads} threads"),
     "remotefree": (
         "synthetic", "", "'{exe}' -t {threads} -n {rf_n} -l {rf_l}", "",
-        "server-style remote frees in rounds (the Larson benchmark's "
-        "shape): objects of 32 to 1023 bytes in 64 regions of {rf_l} slots; "
-        "each round every region is worked by another of {threads} threads "
-        "than the round before, which checks and frees the object in a slot "
-        "picked at random (most made by another thread) and, three times in "
-        "four, makes a new one there",
+        "remote frees in rounds (the Larson benchmark's shape): objects of "
+        "32 to 1023 bytes in 64 regions of {rf_l} slots, each worked in "
+        "turn by {threads} threads, which replace the object in a random slot",
         "{rf_n} operations in 32 rounds, 64 regions of {rf_l} slots, "
         "{threads} threads"),
     "mixloop-1t": (
         "synthetic", "", "'{exe}' -t {lt} -n {loop_n} -l {loop_l}", "",
-        "multi-size allocation loop on {lt} thread(s): each frees the object "
-        "in a slot of its own working set of {loop_l}, picked at random, and "
-        "makes one of 32 bytes to 4 KiB (half of them under 64 bytes, "
-        "P(size >= s) falling as 1/s) in its place; nothing crosses threads",
+        "multi-size allocation loop on {lt} thread(s): each replaces the "
+        "object in a random one of its own {loop_l} slots by one of 32 bytes "
+        "to 4 KiB; nothing crosses threads",
         "{loop_n} operations, {loop_l} slots per thread, {lt} thread(s)"),
 }
 W["mixloop-2t"] = W["mixloop-1t"]
 
 
-def lines(path):
-    """path's lines, none where it is missing."""
-    if not os.path.exists(path):
-        return []
-    with open(path, errors="replace") as f:
-        return f.read().splitlines()
+def text(path):
+    """path's text, "" where it is missing."""
+    try:
+        with open(path, errors="replace") as f:
+            return f.read()
+    except FileNotFoundError:
+        return ""
 
 
 def prog(name):
@@ -214,55 +199,47 @@ def err(msg):
     raise RunError(f"{msg} (try --help)", 2)
 
 
-def number(name, v, most):
-    if not (v.isdigit() and 1 <= int(v) <= most):
-        err(f"{name} '{v}': expected a number from 1 to {most}")
-    return int(v)
-
-
-def pick(name, given, known):
-    for w in given.split(","):
-        if w not in known:
-            err(f"{name}: unknown name '{w}' (known: {' '.join(known)})")
-    return [k for k in known if k in given.split(",")]
-
-
 def parse(argv, top):
-    o = dict(size="full", out=None, machine=os.environ.get("AK_MACHINE"),
-             builddir=".", workloads=None, allocators=None, jobs=None,
-             runs=None, timeout=None, render=True, mode="run")
+    """The options, checked; "sz": the size's numbers, "wl" and "al": the
+    workloads and allocators to run."""
     flags = {f"--{k}": (key, k) for key, ks in (
-        ("size", ("full", "short", "quick")),
-        ("mode", ("plan", "commands", "list"))) for k in ks}
+        ("size", "full short quick"), ("mode", "plan commands list"))
+        for k in ks.split()}
     flags["--no-render"] = ("render", False)
+    o = dict(size="full", machine=os.environ.get("AK_MACHINE"),
+             builddir=".", render=True, mode="run")
     o.update(registry.options(argv, flags, {f"--{k}": k for k in (
         "runs out machine builddir workloads allocators jobs timeout"
         ).split()}, __doc__.replace("WORKLOADS", " ".join(WORKLOADS))
         .replace("ALLOCATORS", " ".join(ALLOCATORS))
         .replace("VARIANTS", " ".join(VARIANTS))))
+    for k, most in (("runs", 100), ("timeout", 86400), ("jobs", 65536)):
+        v = o.get(k)
+        if v is not None and not (v.isdigit() and 1 <= int(v) <= most):
+            err(f"--{k} '{v}': expected a number from 1 to {most}")
+    names = {}
+    for k, known in (("workloads", WORKLOADS),
+                     ("allocators", ALLOCATORS + VARIANTS)):
+        names[k] = (o.get(k) or ",".join(known)).split(",")
+        for x in names[k]:
+            if x not in known:
+                err(f"--{k}: unknown name '{x}' (known: {' '.join(known)})")
+    o["wl"] = [w for w in WORKLOADS if w in names["workloads"]]
+    # a variant is shown beside its design, and only in --full unless named
+    al = {"glibc", *names["allocators"]} | {
+        a.split(":")[0] for a in names["allocators"]}
+    o["al"] = [a for a in ALLOCATORS + VARIANTS if a in al and (
+        ":" not in a or o.get("allocators") or o["size"] == "full")]
     s = o["sz"] = dict(SIZES[o["size"]])
-    if o["runs"]:
-        s["runs"] = number("--runs", o["runs"], 100)
-    if o["timeout"]:
-        s["to"] = number("--timeout", o["timeout"], 86400)
-    o["jobs"] = number("--jobs", o["jobs"], 65536) if o["jobs"] else len(
-        os.sched_getaffinity(0))
+    s["runs"], s["to"] = int(o.get("runs") or s["runs"]), int(
+        o.get("timeout") or s["to"])
+    o["jobs"] = int(o.get("jobs") or len(os.sched_getaffinity(0)))
     with open(os.path.join(top, "bench", "macro", "macro.h")) as f:
         cap = re.search(r"^#define MACRO_MAX_THREADS (\d+)", f.read(), re.M)
     s["jobs"], s["threads"] = o["jobs"], min(max(o["jobs"], 2),
                                              int(cap.group(1)) if cap else 2)
     s["half"], s["rest"] = s["threads"] // 2, s["threads"] - s["threads"] // 2
-    o["wl"] = pick("--workloads", o["workloads"], WORKLOADS) \
-        if o["workloads"] else WORKLOADS
-    known = ALLOCATORS + VARIANTS
-    # a variant is shown beside its design: naming it brings the design
-    o["al"] = pick("--allocators", ",".join(
-        ["glibc"] + [n for a in o["allocators"].split(",")
-                     for n in (a.split(":")[0], a)]), known) \
-        if o["allocators"] else ALLOCATORS + (
-            VARIANTS if o["size"] == "full" else [])
-    if o["machine"] is not None and ("/" in o["machine"] or
-                                     o["machine"].startswith(".")):
+    if "/" in (o["machine"] or "") or (o["machine"] or "").startswith("."):
         err(f"bad machine name '{o['machine']}'")
     if not os.path.isdir(o["builddir"]):
         err(f"--builddir {o['builddir']}: no such directory")
@@ -270,24 +247,25 @@ def parse(argv, top):
     return o
 
 
-def q(s):
-    """s quoted for sh, as the command lines in macro.json have it."""
-    return "'" + s.replace("'", "'\\''") + "'"
-
-
 def workload(o, top, w, wdir):
-    """kind, needs, exe, description, inputs, argv, command, dir, stdin,
-    env: a workload whose inputs are under wdir."""
+    """Workload w, its inputs under wdir: kind, env, description, inputs,
+    command (and as argv), dir, stdin, and why it cannot run here."""
     kind, needs, cmd, env, desc, inputs = W[w]
-    exe = os.path.join(o["bin"], w.split("-")[0])
     paths = {p: prog(p) for p in ("make sqlite3 python3 git perl redis-server "
                                   "redis-benchmark redis-cli").split()}
-    paths["libc"] = registry.malloc_path("libc.so.6") or ""
+    paths.update(libc=registry.malloc_path("libc.so.6") or "", w=wdir,
+                 exe=os.path.join(o["bin"], w.split("-")[0]),
+                 m=os.path.join(top, "bench", "macro"))
     s = dict(o["sz"], lt=w[-2:-1], **paths)
-    q = {k: v.replace("'", "'\\''") for k, v in dict(
-        paths, exe=exe, w=wdir, m=os.path.join(top, "bench", "macro")).items()}
-    command = cmd.format(**dict(s, **q))
-    return dict(kind=kind, needs=needs.split(), exe=exe,
+    command = cmd.format(**dict(s, **{k: v.replace("'", "'\\''")
+                                      for k, v in paths.items()}))
+    why = [f"{n} not installed (Debian package {p})"
+           for n, p in (x.split(":") for x in needs.split()) if not prog(n)]
+    if kind == "synthetic" and not os.access(paths["exe"], os.X_OK):
+        why.append(f"{paths['exe']} not built")
+    if w == "redis" and not paths["libc"]:
+        why.append("libc.so.6 not in the loader cache (ldconfig -p)")
+    return dict(kind=kind, why="; ".join(why),
                 env=dict(e.split("=", 1) for e in env.format(**s).split()),
                 description=desc.format(**s), inputs=inputs.format(**s),
                 command=command, argv=shlex.split(command),
@@ -295,35 +273,24 @@ def workload(o, top, w, wdir):
                 stdin=f"{wdir}/script.sql" if w == "sqlite" else "/dev/null")
 
 
-def missing(o, wl, w):
-    why = [f"{n.split(':')[0]} not installed (Debian package "
-           f"{n.split(':')[1]})" for n in wl["needs"]
-           if not prog(n.split(":")[0])]
-    if wl["kind"] == "synthetic" and not os.access(wl["exe"], os.X_OK):
-        why.append(f"{wl['exe']} not built")
-    if w == "redis" and not registry.malloc_path("libc.so.6"):
-        why.append("libc.so.6 not in the loader cache (ldconfig -p)")
-    return "; ".join(why)
-
-
 def allocator(o, a):
-    """kind, preload, env, design, why (this machine lacks it)."""
-    design = a.split(":")[0]
+    """name, kind, preload, env, design, why (this machine lacks it)."""
+    design, _, knob = a.partition(":")
     lib = os.environ.get("AK_MALLOC_LIB", os.path.join(
         o["builddir"], "malloc", ".libs", "libatomkit-malloc.so"))
     if design in DESIGNS:
         env = {"AK_MALLOC_DESIGN": design}
-        if ":" in a:
-            k, v = a.split(":")[1].split("=")
+        if knob:
+            k, v = knob.split("=")
             env[f"AK_SLAB_{k.upper()}"] = v
-        return dict(kind="design", preload=os.path.abspath(lib), env=env,
-                    design=design, why="" if os.path.isfile(lib) else
+        return dict(name=a, kind="design", preload=os.path.abspath(lib),
+                    env=env, design=design, why="" if os.path.isfile(lib) else
                     f"{lib} not built (libatomkit-malloc.so; AK_MALLOC_LIB "
                     "names another)")
     so = dict(registry.SYSTEM_MALLOCS).get(a)
     path = registry.malloc_path(so) if so else None
-    return dict(kind="system", preload=path, env={}, design=None, why=""
-                if not so or path else f"not installed ({so}; "
+    return dict(name=a, kind="system", preload=path, env={}, design=None,
+                why="" if not so or path else f"not installed ({so}; "
                 "scripts/setup-deps installs it)")
 
 
@@ -340,145 +307,132 @@ def plan_rows(size, pus, top, o=None):
             for w in o["wl"]]
 
 
-def make_tree(top, o, t):
-    """The compile's sources into t, its configurations and Makefile;
-    returns the set's "tree" member."""
-    git = ["git", "-C", top]
-    fixed, commit = False, None
-    if (registry.capture(git + ["rev-parse", "--show-toplevel"]) or
-            "").strip() != os.path.realpath(top):
-        o["con"].say(f"compile: {top} is no git checkout: compiling its "
-                     "own files")
-    elif registry.capture(git + ["cat-file", "-e", FIXED_COMMIT + "^{commit}"
-                                 ]) is not None:
-        fixed, commit = True, FIXED_COMMIT
-    else:
-        commit = (registry.capture(git + ["rev-parse", "--verify", "-q",
-                                          "HEAD"]) or "").strip() or None
-        o["con"].say(f"compile: commit {FIXED_COMMIT} is not in this clone "
-                     f"(shallow?): compiling {commit or 'its own files'}")
+def make_tree(o, top, t):
+    """The compile's sources into t, a config.h per arch, and a Makefile
+    of every source under each flag set: macro.json's "tree"."""
+    fixed = (registry.capture(["git", "-C", top, "rev-parse", "--verify",
+                               "-q", FIXED_COMMIT + "^{commit}"]) or
+             "").strip() == FIXED_COMMIT
+    if not fixed:
+        o["con"].say(f"compile: commit {FIXED_COMMIT} is not here (a "
+                     f"shallow clone, no git?): compiling {top}'s own files")
     os.makedirs(t)
-    src = (f"git -C {q(top)} archive --format=tar {commit} src slab include "
-           "arch" if commit else f"cd {q(top)} && tar -cf - src/*.c slab "
-           "include arch")
-    subprocess.run(f"{src} | tar -C {q(t)} -xf -", shell=True, check=True)
+    src = (f"git -C {shlex.quote(top)} archive --format=tar {FIXED_COMMIT} "
+           "src slab include arch" if fixed else
+           f"cd {shlex.quote(top)} && tar -cf - src/*.c slab include arch")
+    subprocess.run(f"{src} | tar -C {shlex.quote(t)} -xf -", shell=True,
+                   check=True)
     inc = f"{t}/include/atomkit"
     for f in ("config.h", "arch"):	# an in-tree build's own stays out
         if os.path.lexists(f"{inc}/{f}"):
             os.unlink(f"{inc}/{f}")
     os.symlink("../../arch", f"{inc}/arch")
-    native = {"x86_64": "x86_64", "aarch64": "arm64", "aarch64_be": "arm64",
-              "ppc64": "ppc64", "ppc64le": "ppc64"}.get(os.uname().machine,
-                                                        "generic")
+    n = {"x86_64": "x86_64", "aarch64": "arm64", "aarch64_be": "arm64",
+         "ppc64": "ppc64", "ppc64le": "ppc64"}.get(os.uname().machine,
+                                                   "generic")
     with open(f"{inc}/config.h.in") as f:
         tmpl = f.read()
-    for a in (native, "generic"):
+    for a in (n, "generic"):	# configure's substitutions, by hand
+        v = dict(AK_ARCH_MACRO="AK_ARCH_" + a.upper(), AK_ARCH=a,
+                 PACKAGE_VERSION="macro", AK_PERCPU_MODE="runtime")
         os.makedirs(f"{t}/cfg/{a}/atomkit", exist_ok=True)
         with open(f"{t}/cfg/{a}/atomkit/config.h", "w") as f:
-            f.write(tmpl.replace("@AK_ARCH_MACRO@", "AK_ARCH_" + a.upper())
-                    .replace("@AK_ARCH@", a)
-                    .replace("@PACKAGE_VERSION@", "macro"))
-    srcs = sorted(f"{d}/{n}" for d in ("src", "slab")
-                  for n in os.listdir(f"{t}/{d}") if n.endswith(".c"))
-    if o["sz"]["cc_files"] != "all":
-        srcs = srcs[:o["sz"]["cc_files"]]
-    flags = {"O0": "-O0 -Icfg/N", "O2": "-O2 -Icfg/N",
-             "O2-stress": "-O2 -Icfg/N -DAK_SLAB_STRESS -DAK_RSEQ_STRESS",
+            f.write(re.sub(r"@(\w+)@", lambda m: v[m[1]], tmpl))
+    s, sets = o["sz"], o["sz"]["cc_sets"].split()
+    srcs = sorted(f"{d}/{x}" for d in ("src", "slab")
+                  for x in os.listdir(f"{t}/{d}") if x.endswith(".c"))[
+                      :None if s["cc_files"] == "all" else s["cc_files"]]
+    flags = {"O0": f"-O0 -Icfg/{n}", "O2": f"-O2 -Icfg/{n}",
+             "O2-stress": f"-O2 -Icfg/{n} -DAK_SLAB_STRESS -DAK_RSEQ_STRESS",
              "Os-generic": "-Os -Icfg/generic",
-             "O2-g": "-O2 -g -fdebug-prefix-map=$(CURDIR)=. -Icfg/N"}
-    o["objs"] = objs = [f"obj/{c}/{s[:-2]}.o" for c in o["sz"]["cc_sets"]
-                        .split() for s in srcs]
+             "O2-g": f"-O2 -g -fdebug-prefix-map=$(CURDIR)=. -Icfg/{n}"}
+    o["objs"] = objs = [f"obj/{c}/{x[:-2]}.o" for c in sets for x in srcs]
     with open(f"{t}/Makefile", "w") as f:
         f.write("\n".join([
             "# the compile workload (scripts/run-macro): every source under "
             "each flag set", f"CC = {prog('gcc')}",
             "BASE = -std=gnu11 -pthread -Wall -Wextra"] + [
-            f"{x}: {s}\n\t$(CC) $(BASE) "
-            f"{flags[x.split('/')[1]].replace('cfg/N', f'cfg/{native}')} "
-            f"-Iinclude -c {s} -o $@" for x, s in zip(objs, srcs * len(
-                o["sz"]["cc_sets"].split()))] + [
+            f"{x}: {c}\n\t$(CC) $(BASE) {flags[x.split('/')[1]]} -Iinclude "
+            f"-c {c} -o $@" for x, c in zip(objs, srcs * len(sets))] + [
             "all: " + " ".join(objs), ".DEFAULT_GOAL := all"]) + "\n")
-    return {"source": "git-archive" if commit else "source-dir",
-            "commit": commit, "fixed": fixed, "fixed_commit": FIXED_COMMIT,
-            "files": len(srcs), "flag_sets": o["sz"]["cc_sets"],
-            "objects": len(objs), "jobs": o["jobs"]}
+    return {"source": "git-archive" if fixed else "source-dir",
+            "commit": FIXED_COMMIT if fixed else None, "fixed": fixed,
+            "fixed_commit": FIXED_COMMIT, "files": len(srcs),
+            "flag_sets": s["cc_sets"], "objects": len(objs), "jobs": o["jobs"]}
 
 
 def prepare(o, top, w, wdir):
-    """The workload's inputs under wdir (untimed): its "tree" member for
-    the compile, or why they could not be made (a string)."""
+    """The workload's inputs under wdir (untimed): the compile's "tree"
+    member, or why they could not be made (a string)."""
     os.makedirs(wdir, exist_ok=True)
-    s, gen = o["sz"], os.path.join(o["bin"], "macro-gen")
     if w == "compile":
         try:
-            return make_tree(top, o, f"{wdir}/tree")
+            return make_tree(o, top, f"{wdir}/tree")
         except (OSError, subprocess.CalledProcessError):
             return "could not make the tree to compile"
     if w == "redis" and len(wdir) > 80:	# a socket's path: 107 bytes
         return (f"the work folder's path is too long for redis-server's "
                 f"socket ({wdir}: TMPDIR names a shorter one)")
-    kind, n, file = dict(sqlite=("sql", "sql_n", "script.sql"),
-                         python=("words", "py_words", "words.txt"),
-                         perl=("words", "pl_words", "words.txt"),
-                         git=("git", "git_n", "stream")).get(w, [None] * 3)
-    if kind:
+    gen = dict(sqlite="sql sql_n script.sql", git="git git_n stream",
+               python="words py_words words.txt",
+               perl="words pl_words words.txt").get(w)
+    if gen:
+        kind, n, file = gen.split()
         with open(f"{wdir}/{file}", "w") as f:
-            if subprocess.run([gen, kind, str(s[n])], stdout=f).returncode:
+            if subprocess.run([f"{o['bin']}/macro-gen", kind,
+                               str(o["sz"][n])], stdout=f).returncode:
                 return f"macro-gen {kind} failed"
 
 
-def versions(w):
+def versions():
+    """The programs' versions, by workload, as macro.json has them."""
     def v(name, *args):
-        args = args or ("--version",)
-        return ((registry.capture([prog(name), *args]) or "").strip()
-                .splitlines() or [""])[0]
-    if w == "sqlite":
-        return "sqlite3 " + " ".join(v("sqlite3").split()[:2])
-    r = v("redis-server").split() if w == "redis" else []
-    return {"compile": f"{v('gcc')}; {v('make')}",
-            "redis": f"{' '.join(r[:3] + r[4:5])}; {v('redis-benchmark')}",
-            "python": subprocess.run([prog("python3"), "--version"],
-                                     capture_output=True, text=True
-                                     ).stdout.strip() if w == "python" else "",
-            "git": v("git"), "perl": v("perl", "-e", 'print "perl $^V\\n"')
-            }.get(w, "built with the project's compiler and flags")
+        out = registry.capture([prog(name), *(args or ["--version"])])
+        return ((out or "").strip().splitlines() or [""])[0]
+    r = v("redis-server").split()
+    return dict(compile=f"{v('gcc')}; {v('make')}",
+                sqlite="sqlite3 " + " ".join(v("sqlite3").split()[:2]),
+                python=v("python3"), git=v("git"),
+                redis=f"{' '.join(r[:3] + r[4:5])}; {v('redis-benchmark')}",
+                perl=v("perl", "-e", 'print "perl $^V\\n"'))
 
 
 def counters(path, design):
     """The AK_MALLOC_STATS lines of a run's processes summed (counts), and
     each byte field as its largest in one process and its sum; with the
-    lines that are not the library's for this design."""
-    def ours(line):
+    count of lines that are not the library's for this design."""
+    procs, bad = [], 0
+    for line in text(path).splitlines():
         try:
             v = json.loads(line)
-            return v if v["design"] == design and isinstance(
-                v["pid"], int) and all(isinstance(v[k], int)
-                                       for k in COUNTS + BYTES) else None
+            ok = v["design"] == design and all(
+                isinstance(v[k], int) for k in ["pid", *COUNTS, *BYTES])
         except (ValueError, KeyError, TypeError):
-            return None
-    with open(path, errors="replace") as f:
-        lines = [ours(line) for line in f]
-    procs = [v for v in lines if v is not None]
-    bad, c = len(lines) - len(procs), {"processes": len(procs)}
+            ok = False
+        procs += [v] if ok else []
+        bad += not ok
+    c = {"processes": len(procs)}
     c.update((k, sum(p[k] for p in procs)) for k in COUNTS)
     for k in BYTES:
-        c[f"{k}_max"] = max([p[k] for p in procs] or [0])
+        c[f"{k}_max"] = max([p[k] for p in procs], default=0)
         c[f"{k}_sum"] = sum(p[k] for p in procs)
     return bad, c
 
 
-def macro_run(o, a, out, err, timeout, *cmd, wl=None):
-    """bench/macro/macro-run: (exit status, its metrics as a dict)."""
-    args = [os.path.join(o["bin"], "macro-run"), "-o", out, "-e", err,
-            "-t", str(timeout)]
-    if wl:
-        args += ["-C", wl["dir"], "-i", wl["stdin"]]
-    args += [x for k, v in [*(wl or {}).get("env", {}).items(),
-                            *a["env"].items()] for x in ("-v", f"{k}={v}")]
+def macro_run(o, a, stem, timeout, cmd, wl=None, more=()):
+    """bench/macro/macro-run: cmd under allocator a, its output in
+    stem.out and stem.err: (exit status, its metrics or None)."""
+    wl = wl or {}
+    args = [f"{o['bin']}/macro-run", "-o", f"{stem}.out", "-e",
+            f"{stem}.err", "-t", str(timeout)]
+    args += ["-C", wl["dir"], "-i", wl["stdin"]] if wl else []
+    args += [x for k, v in [*wl.get("env", {}).items(), *a["env"].items()]
+             for x in ("-v", f"{k}={v}")]
     args += ["-p", a["preload"]] if a["preload"] else []
-    with open(f"{os.path.dirname(out)}/run.err", "w") as e, subprocess.Popen(
-            args + a.get("more", []) + ["--", *cmd], stdout=subprocess.PIPE,
-            stderr=e, text=True, env=o["env"]) as p:
+    with open(f"{os.path.dirname(stem)}/macro-run.err", "w") as e, \
+            subprocess.Popen([*args, *more, "--", *cmd], text=True,
+                             stdout=subprocess.PIPE, stderr=e,
+                             env=o["env"]) as p:
         try:
             metrics, rc = p.communicate()[0], p.wait()
         finally:	# SIGTERM: macro-run kills the program's group first
@@ -491,66 +445,20 @@ def macro_run(o, a, out, err, timeout, *cmd, wl=None):
         return rc, None
 
 
-def probe(o, name, a, work):
-    """Why the allocator cannot run here (a preload the loader dropped),
-    else "", and the library its malloc resolved to."""
-    rc, _ = macro_run(o, a, f"{work}/probe.out", f"{work}/probe.err", 60,
-                      os.path.join(o["bin"], "macro-probe"))
-    out = [ln.split() for ln in lines(f"{work}/probe.out")
-           if len(ln.split()) > 1]
-    lib = next((ln[1] for ln in out if ln[0] == "malloc"), "unknown")
-    if rc:
-        with open(f"{work}/probe.err", errors="replace") as f:
-            tail = " ".join(f.read().splitlines()[-3:])
-        return f"{o['bin']}/macro-probe failed under it: {tail}", lib
-    got = sorted({ln[1] for ln in out})
-    if a["preload"] and any(os.path.realpath(g) != os.path.realpath(
-            a["preload"]) for g in got):
-        return (f"LD_PRELOAD={a['preload']} did not replace malloc and free "
-                f"(they resolved to {' '.join(got)})"), lib
-    return "", lib
-
-
-def serves(o, wl, a, name, top, work):
-    """For redis (Debian links it with libjemalloc): why the allocator
-    would not serve its server (malloc, calloc, realloc or free bound
-    elsewhere), else ""."""
-    want = os.path.realpath(a["preload"] or registry.malloc_path("libc.so.6")
-                            or "")
-    macro_run(o, dict(a, more=[]), f"{work}/bound", f"{work}/bound.err",
-              60, "/bin/sh", f"{top}/bench/macro/redis-work.sh", "--bound",
-              wl=dict(wl, dir=work, stdin="/dev/null"))
-    got = dict(ln.split(" ", 1) for ln in lines(f"{work}/bound") if " " in ln)
-    why = "redis-server's {} binds to {}, not to {}: its runs would not " \
-        "measure {}"
-    return next((why.format(f, got.get(f) or "nothing the loader said "
-                            "(LD_DEBUG=bindings)", want, name)
-                 for f in ("malloc", "calloc", "realloc", "free")
-                 if not got.get(f) or os.path.realpath(got[f]) != want), "")
-
-
-def table(rows, runs):
-    """macro.txt: per workload the runs' means, elapsed against glibc's."""
-    out, by = [], {}
-    for r in rows:
-        by.setdefault(r[0], {}).setdefault(r[1], []).append(r)
-    for w, als in by.items():
-        out += [f"\n{w} (mean of {runs})", "%-12s %10s %10s %10s %10s %12s "
-                "%8s" % ("allocator", "user s", "system s", "elapsed s",
-                         "max RSS MB", "minor flt", "vs glibc")]
-        base = [r[2]["elapsed_s"] for r in als.get("glibc", [])]
-        base = sum(base) / len(base) if base else 0
-        for a, rs in als.items():
-            def mean(k):
-                return sum(r[2][k] for r in rs) / len(rs)
-            bad = sum(not r[3] for r in rs)
-            out.append("%-12s %10.3f %10.3f %10.3f %10.1f %12d %8s%s" % (
-                a, mean("user_s"), mean("system_s"), mean("elapsed_s"),
-                max(r[2]["max_rss_kb"] for r in rs) / 1024,
-                int(mean("minor_faults")), "%.3f" % (mean("elapsed_s") /
-                                                      base) if base > 0 else
-                "-", f"  {bad} run(s) failed" if bad else ""))
-    return "\n".join(out) + "\n"
+def binding(o, a, work, cmd, fns, want, wl=None):
+    """The library malloc binds to under allocator a, as cmd says
+    (macro-probe, or redis-work.sh --bound for redis-server), and why fns
+    do not all bind to want ("" where they do, or want is None)."""
+    rc, _ = macro_run(o, a, f"{work}/probe", 60, cmd, wl)
+    got = dict(ln.split()[:2] for ln in text(f"{work}/probe.out")
+               .splitlines() if len(ln.split()) > 1)
+    bad = [f for f in fns if want and os.path.realpath(got.get(f, "")) !=
+           os.path.realpath(want)]
+    libs = " ".join(sorted({got.get(f, "nothing") for f in bad}))
+    return got.get("malloc", "unknown"), (
+        f"{cmd[-1]} failed under it: " + " ".join(text(
+            f"{work}/probe.err").splitlines()[-3:]) if rc else
+        f"{', '.join(bad)} bind to {libs}, not to {want}" if bad else "")
 
 
 def allocators(o, als, work, con):
@@ -561,8 +469,9 @@ def allocators(o, als, work, con):
     for a, al in als.items():
         lib = None
         if not al["why"]:
-            al["why"], lib = probe(o, a, al, work)
-        if al["why"] and a in (o["allocators"] or "").split(","):
+            lib, al["why"] = binding(o, al, work, [f"{o['bin']}/macro-probe"],
+                                     ("malloc", "free"), al["preload"])
+        if al["why"] and a in (o.get("allocators") or "").split(","):
             raise RunError(f"allocator {a}: {al['why']}", 2)
         if al["why"]:
             con.say(f"allocator {a}: {al['why']}: its runs are left out")
@@ -576,83 +485,121 @@ def allocators(o, als, work, con):
     return doc, ran
 
 
-def one_run(o, w, wl, a, al, work, bound, base_sha):
-    """A run of workload w under allocator a: its members, and output."""
-    wdir, s = wl["dir"], o["sz"]
-    for d in ("obj", "repo", "server"):	# what the last run made
-        shutil.rmtree(f"{wdir}/{d}", ignore_errors=True)
-    for d in sorted({os.path.dirname(x) for x in o.get("objs", [])
-                     if w == "compile"}):
-        os.makedirs(f"{wdir}/{d}", exist_ok=True)
-    st, out, err_ = f"{work}/stats", f"{work}/out.txt", f"{work}/err.txt"
+def table(wdocs, runs):
+    """macro.txt: per workload the runs' means, elapsed against glibc's."""
+    out = []
+    for w in (w for w in wdocs if w.get("results")):
+        out += [f"\n{w['name']} (mean of {runs})", "%-12s %10s %10s %10s "
+                "%10s %12s %8s" % ("allocator", "user s", "system s",
+                                   "elapsed s", "max RSS MB", "minor flt",
+                                   "vs glibc")]
+        base = 0	# glibc's, whose row comes first
+        for r in w["results"]:
+            m = {k: sum(x[k] for x in r["runs"]) / len(r["runs"]) for k in
+                 ("user_s", "system_s", "elapsed_s", "minor_faults")}
+            base = m["elapsed_s"] if r["allocator"] == "glibc" else base
+            bad = sum(not x["ok"] for x in r["runs"])
+            out.append("%-12s %10.3f %10.3f %10.3f %10.1f %12d %8s%s" % (
+                r["allocator"], m["user_s"], m["system_s"], m["elapsed_s"],
+                max(x["max_rss_kb"] for x in r["runs"]) / 1024,
+                int(m["minor_faults"]), "%.3f" % (m["elapsed_s"] / base)
+                if base > 0 else "-", f"  {bad} run(s) failed" if bad else ""))
+    return "\n".join(out) + "\n"
+
+
+def one_run(o, w, wl, al, work, bound, base):
+    """A run of workload w under allocator al: its member, and output."""
+    d, st = wl["dir"], f"{work}/stats"
+    objs = o["objs"] if w == "compile" else []
+    for x in ("obj", "repo", "server"):	# what the last run made
+        shutil.rmtree(f"{d}/{x}", ignore_errors=True)
+    for x in {os.path.dirname(x) for x in objs}:
+        os.makedirs(f"{d}/{x}")
     if os.path.exists(st):
         os.unlink(st)
-    al["more"] = ["-v", f"AK_MALLOC_STATS={st}"] if al["kind"] == "design" \
-        else []
-    rc, m = macro_run(o, al, out, err_, s["to"], *wl["argv"], wl=wl)
+    design = al["kind"] == "design"
+    rc, m = macro_run(o, al, f"{work}/run", o["sz"]["to"], wl["argv"], wl,
+                      ["-v", f"AK_MALLOC_STATS={st}"] if design else [])
     if m is None:
-        with open(f"{work}/run.err", errors="replace") as f:
-            raise RunError(f"{f.read().strip()}\nmacro-run failed (exit "
-                           f"{rc}): stopped")
-    if rc == 0 and w == "compile":	# the objects are its output
-        with open(out, "a") as f:
-            for x in sorted(o["objs"]):
-                if os.path.exists(f"{wdir}/{x}"):
-                    with open(f"{wdir}/{x}", "rb") as obj:
-                        f.write(f"{hashlib.sha256(obj.read()).hexdigest()}"
-                                f"  {x}\n")
-    with open(out, "rb") as f:
+        raise RunError(f"{text(f'{work}/macro-run.err').strip()}\nmacro-run "
+                       f"failed (exit {rc}): stopped")
+    with open(f"{work}/run.out", "ab+") as f:
+        for x in sorted(objs) if rc == 0 else []:  # the compile's output
+            if os.path.exists(f"{d}/{x}"):
+                with open(f"{d}/{x}", "rb") as obj:
+                    sha = hashlib.file_digest(obj, "sha256").hexdigest()
+                f.write(f"{sha}  {x}\n".encode())
+        f.seek(0)
         data = f.read()
-    sha, note = hashlib.sha256(data).hexdigest(), ""
-    doc = dict(m)
-    if al["kind"] == "design":
-        open(st, "a").close()
+    sha, note, doc = hashlib.sha256(data).hexdigest(), "", dict(m)
+    if design:
         bad, doc["malloc_counters"] = counters(st, al["design"])
         if bad:
             note = (f"AK_MALLOC_STATS: {bad} line(s) not the library's for "
-                    f"{a}: the counters cannot be summed")
+                    f"{al['name']}: the counters cannot be summed")
         elif not doc["malloc_counters"]["processes"]:
             note = ("no process wrote its counters (AK_MALLOC_STATS): the "
                     "preload did not serve the program")
     if rc:
-        with open(err_, errors="replace") as f:
-            tail = "\n".join(f.read().splitlines()[-2:])[:300]
-        note = (f"timed out after {s['to']} s" if m.get("timed_out") else
-                f"killed by signal {m.get('signal')}"
+        tail = "\n".join(text(f"{work}/run.err").splitlines()[-2:])[:300]
+        note = (f"timed out after {o['sz']['to']} s" if m.get("timed_out")
+                else f"killed by signal {m.get('signal')}"
                 if m.get("exit_status") is None else "")
         note = f"{note}: {tail}" if note and tail else note or tail or \
             f"exit status {m['exit_status']}"
     else:
-        note = bound or note or ("" if base_sha in (None, sha) else
+        note = bound or note or ("" if base in (None, sha) else
                                  "output differs from glibc's")
     doc.update(output_sha256=sha, output_bytes=len(data),
-               output_matches_baseline=sha == (base_sha or sha), ok=not note)
-    if note:
-        doc["note"] = note
-    return doc, data
+               output_matches_baseline=sha == (base or sha), ok=not note)
+    return (dict(doc, note=note) if note else doc), data
+
+
+def runs(o, top, w, work, ran, vers, con):
+    """Workload w's runs, each through every allocator before the next:
+    its macro.json member."""
+    s, wl = o["sz"], workload(o, top, w, f"{work}/{w}")
+    head = dict(name=w, kind=wl["kind"], description=wl["description"],
+                inputs=wl["inputs"])
+    tree = None if wl["why"] else prepare(o, top, w, f"{work}/{w}")
+    why = wl["why"] or (tree if isinstance(tree, str) else "")
+    if why:
+        con.say(f"workload {w}: {why}: left out")
+        con.cur["count"] -= s["runs"] * len(ran)
+        return dict(head, status="skipped", reason=why)
+    head.update(command=wl["command"], env=wl["env"], versions=vers.get(
+        w, "built with the project's compiler and flags"),
+        **({"tree": tree} if tree else {}))
+    con.say(f"workload {w}: {wl['inputs']}")
+    bound = {a: "" for a in ran}
+    fns = ("malloc", "calloc", "realloc", "free")
+    for a, al in ran.items() if w == "redis" else ():	# it links jemalloc
+        why = binding(o, al, work, ["/bin/sh", f"{top}/bench/macro/"
+                                    "redis-work.sh", "--bound"], fns,
+                      al["preload"] or wl["env"]["AK_LIBC"],
+                      dict(wl, dir=work, stdin="/dev/null"))[1]
+        if why:
+            bound[a] = f"redis-server's {why}: its runs would not measure {a}"
+            con.say(f"redis under {a}: {bound[a]}")
+    base, baseline, res = None, "", {a: [] for a in ran}
+    for r in range(1, s["runs"] + 1):
+        for a, al in ran.items():
+            doc, data = one_run(o, w, wl, al, work, bound[a], base)
+            if a == "glibc" and base is None:
+                base = doc["output_sha256"]
+                baseline = re.sub(r"[\x00-\x08\x0b\x0c\x0e-\x1f]", "",
+                                  data[:4096].decode(errors="replace")
+                                  ).rstrip("\n")
+            if not doc["ok"]:
+                con.say(f"{w} under {a}, run {r}: failed: {doc['note']}")
+            res[a].append(dict(run=r, **doc))
+            con.step(con.cur["i"] + 1)
+    return dict(head, status="ran", baseline_output=baseline,
+                results=[dict(allocator=a, runs=v) for a, v in res.items()])
 
 
 def run(o, top, con):
-    o["con"] = con
-    if o["mode"] == "commands":
-        for w in o["wl"]:
-            wl = workload(o, top, w, f"$WORK/{w}")
-            print(w, wl["kind"], wl["command"])
-        return 0
-    if o["mode"] == "plan":
-        rows = plan_rows(o["size"], o["jobs"], top, o)
-        print(plan.table(f"{WHO}: plan: {o['size']}, {o['sz']['runs']} "
-                         "run(s) of each workload under each allocator "
-                         f"installed, {o['sz']['threads']} threads",
-                         rows, sum(r[3] for r in rows)))
-        return 0
-    if o["mode"] == "list":
-        for w in WORKLOADS:
-            print(f"workload {w}: "
-                  f"{missing(o, workload(o, top, w, ''), w) or 'available'}")
-        for a in ALLOCATORS + VARIANTS:
-            print(f"allocator {a}: {allocator(o, a)['why'] or 'available'}")
-        return 0
+    """Every run into the set: (its folder, the runs that failed)."""
     if os.environ.get("AK_TEST_RUNNER"):
         err("natively only: the preloaded allocators and Debian's programs "
             "are this machine's, not AK_TEST_RUNNER's")
@@ -660,30 +607,28 @@ def run(o, top, con):
         if not os.access(os.path.join(o["bin"], p), os.X_OK):
             raise RunError(f"{o['bin']}/{p} not built: run make in the build "
                            "tree (or name it with --builddir)")
-    o["env"] = dict(os.environ, LC_ALL="C")	# the designs' default mode
-    for k in ("AK_PERCPU_MODE", "AK_MALLOC_DESIGN"):
-        o["env"].pop(k, None)
+    o["env"] = dict({k: v for k, v in os.environ.items() if k not in (
+        "AK_PERCPU_MODE", "AK_MALLOC_DESIGN")}, LC_ALL="C")
     als = {a: allocator(o, a) for a in o["al"]}
     if registry.sanitized(os.path.join(o["bin"], "churn")):
-        if o["allocators"] and len(o["al"]) > 1:
+        if o.get("allocators") and len(o["al"]) > 1:
             err(f"--allocators {o['al'][1]}: the synthetic workloads are "
                 "built with AddressSanitizer, which no other malloc can be "
                 "preloaded under")
         con.say("the synthetic workloads are built with AddressSanitizer: "
                 "only glibc runs")
         als = {"glibc": als["glibc"]}
-    work, out = tempfile.mkdtemp(prefix="ak-macro.", dir=os.environ.get(
-        "TMPDIR", "/tmp")), ""
+    work, out = tempfile.mkdtemp(prefix="ak-macro."), ""	# in TMPDIR
     try:
         adoc, ran = allocators(o, als, work, con)
-        for w in (o["workloads"] or "").split(","):
-            why = w and missing(o, workload(o, top, w, ""), w)
+        for w in o["wl"] if o.get("workloads") else []:
+            why = workload(o, top, w, "")["why"]
             if why:
                 err(f"--workloads {w}: {why}")
         bench = registry.Bench(os.path.join(o["builddir"], "bench",
                                             "atomkit-bench"))
         machine = o["machine"] or registry.machine_name(bench)
-        out = o["out"] or registry.set_dir(top, bench, machine)
+        out = o.get("out") or registry.set_dir(top, bench, machine)
         os.makedirs(out, exist_ok=True)
         if not os.path.isfile(f"{out}/machine.json"):
             schema.write_json(f"{out}/machine.json", registry.machine_doc(
@@ -692,52 +637,16 @@ def run(o, top, con):
         started, s = registry.now(), o["sz"]
         con.say(f"writing {out}/macro.json ({o['size']}: {s['runs']} run(s) "
                 f"of each workload under {' '.join(ran)})")
-        total, failures, rows, wdocs = s["runs"] * len(ran) * len(o["wl"]), \
-            0, [], []
+        total = s["runs"] * len(ran) * len(o["wl"])
         if o["alone"]:
             con.total = sum(r[3] for r in plan_rows(o["size"], o["jobs"],
                                                     top, o))
             con.begin(1, 1, "macro", total, con.total, "run")
         con.cur["count"] = total
-        for w in o["wl"]:
-            wl = workload(o, top, w, f"{work}/{w}")
-            head = dict(name=w, kind=wl["kind"],
-                        description=wl["description"], inputs=wl["inputs"])
-            why = missing(o, wl, w)
-            tree = None if why else prepare(o, top, w, f"{work}/{w}")
-            why = why or (tree if isinstance(tree, str) else "")
-            if why:
-                con.say(f"workload {w}: {why}: left out")
-                wdocs.append(dict(head, status="skipped", reason=why))
-                con.cur["count"] -= s["runs"] * len(ran)
-                continue
-            head.update(command=wl["command"], env=wl["env"],
-                        versions=versions(w), **({"tree": tree} if tree
-                                                 else {}))
-            con.say(f"workload {w}: {wl['inputs']}")
-            bound = {a: serves(o, wl, al, a, top, work) if w == "redis"
-                     else "" for a, al in ran.items()}
-            for a in (a for a in ran if bound[a]):
-                con.say(f"redis under {a}: {bound[a]}")
-            base, baseline, res = None, "", {a: [] for a in ran}
-            for r in range(1, s["runs"] + 1):
-                for a, al in ran.items():
-                    doc, data = one_run(o, w, wl, a, al, work, bound[a], base)
-                    if a == "glibc" and base is None:
-                        base = doc["output_sha256"]
-                        baseline = re.sub(r"[\x00-\x08\x0b\x0c\x0e-\x1f]", "",
-                                          data[:4096].decode(errors="replace")
-                                          ).rstrip("\n")
-                    if not doc["ok"]:
-                        failures += 1
-                        con.say(f"{w} under {a}, run {r}: failed: "
-                                f"{doc['note']}")
-                    res[a].append(dict(run=r, **doc))
-                    rows.append((w, a, doc, doc["ok"]))
-                    con.step(con.cur["i"] + 1)
-            wdocs.append(dict(head, status="ran", baseline_output=baseline,
-                              results=[dict(allocator=a, runs=v)
-                                       for a, v in res.items()]))
+        vers = versions()
+        wdocs = [runs(o, top, w, work, ran, vers, con) for w in o["wl"]]
+        failures = sum(not r["ok"] for w in wdocs
+                       for x in w.get("results", []) for r in x["runs"])
         schema.write_json(f"{out}/macro.json", dict(
             ak_macro_schema="2", ak_set=os.path.basename(out),
             ak_run_mode=o["size"], ak_run_started=started,
@@ -746,14 +655,33 @@ def run(o, top, con):
             ak_timeout_s=s["to"], ak_baseline="glibc", ak_failures=failures,
             allocators=adoc, workloads=wdocs), "macro")
         with open(f"{out}/macro.txt.tmp", "w") as f:
-            f.write(table(rows, s["runs"]))
+            f.write(table(wdocs, s["runs"]))
         os.replace(f"{out}/macro.txt.tmp", f"{out}/macro.txt")
     finally:
         shutil.rmtree(work, ignore_errors=True)
-        for f in (f"{out}/macro.json.tmp", f"{out}/macro.txt.tmp"):
-            if out and os.path.exists(f):
-                os.unlink(f)
+        if out and os.path.exists(f"{out}/macro.txt.tmp"):
+            os.unlink(f"{out}/macro.txt.tmp")
     return out, failures
+
+
+def show(o, top):
+    """--commands, --plan or --list: what would run."""
+    if o["mode"] == "commands":
+        for w in o["wl"]:
+            print(w, W[w][0], workload(o, top, w, f"$WORK/{w}")["command"])
+    elif o["mode"] == "plan":
+        rows = plan_rows(o["size"], o["jobs"], top, o)
+        print(plan.table(f"{WHO}: plan: {o['size']}, {o['sz']['runs']} "
+                         "run(s) of each workload under each allocator "
+                         f"installed, {o['sz']['threads']} threads",
+                         rows, sum(r[3] for r in rows)))
+    else:
+        for w in WORKLOADS:
+            print(f"workload {w}: "
+                  f"{workload(o, top, w, '')['why'] or 'available'}")
+        for a in ALLOCATORS + VARIANTS:
+            print(f"allocator {a}: {allocator(o, a)['why'] or 'available'}")
+    return 0
 
 
 def main(argv=None, con=None):
@@ -765,18 +693,16 @@ def main(argv=None, con=None):
     con = con or Console(WHO, 0)
     try:
         o = parse(sys.argv[1:] if argv is None else argv, top)
-        o["alone"] = alone
+        o.update(alone=alone, con=con)
         if alone:
             registry.trap()
-        got = run(o, top, con)
-        if isinstance(got, int):
-            return got
-        out, failures = got
+        if o["mode"] != "run":
+            return show(o, top)
+        out, failures = run(o, top, con)
         if alone:
             con.end(f"{failures} run(s) failed" if failures else
                     "every run ok")
-            with open(f"{out}/macro.txt") as f:
-                print(f.read())
+            print(text(f"{out}/macro.txt"))
             if o["render"]:
                 registry.render(con, out, os.environ.get("AK_REPORT", (
                     os.path.join(o["builddir"], "report", "atomkit-report"))))
