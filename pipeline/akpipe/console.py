@@ -13,6 +13,9 @@ PLAIN_EVERY = 30.0	# seconds between plain progress lines
 
 
 class Console:
+    """say(), and each suite's begin(), step()s and end() around the
+    progress line."""
+
     def __init__(self, who, total_est, stream=None):
         self.who, self.out = who, stream or sys.stdout
         self.tty, self.start = self.out.isatty(), time.monotonic()
@@ -32,9 +35,9 @@ class Console:
 
     def begin(self, k, n, name, count, est, what="benchmark"):
         """Suite k of n starts: count instances, est seconds planned."""
+        now = time.monotonic()
         self.cur = dict(k=k, n=n, name=name, count=count, est=est, i=0,
-                        what=what, start=time.monotonic(),
-                        last=time.monotonic())
+                        what=what, start=now, last=now)
         self._show(force=True)
 
     def step(self, i):
@@ -43,13 +46,13 @@ class Console:
             self._show()
 
     def times(self):
-        """Elapsed, and the plan's remaining estimate scaled by how the
+        """Elapsed, and the plan's estimate of the rest, scaled by how the
         work done so far compares with its estimate."""
         c, elapsed = self.cur, time.monotonic() - self.start
         done = self.done + (c["est"] * c["i"] / max(c["count"], 1) if c
                             else 0.0)
         left = max(self.total - done, 0.0)
-        left *= elapsed / done if done >= 30 else 1
+        left = left * elapsed / done if done >= 30 else left
         return f"{clock(elapsed)} elapsed, about {clock(left)} left"
 
     def _show(self, force=False):
@@ -65,8 +68,8 @@ class Console:
             if line != self.shown:
                 self._put(line, clear=True)
                 self.shown = line
-        elif (time.monotonic() - c["last"] >= PLAIN_EVERY or
-              force and c["est"] >= PLAIN_EVERY):
+        elif time.monotonic() - c["last"] >= PLAIN_EVERY or (
+                force and c["est"] >= PLAIN_EVERY):
             c["last"] = time.monotonic()
             self._put(f"{self.who}: {line}\n")
 

@@ -24,30 +24,26 @@ SLAB = {"default": (rf"^slab/(seq|pair)/[^/]*/size:{_SEQ}|^slab/seq_cold/|"
                     r"^slab/bulk_fallback/malloc-"),
         "full": ("^slab/", "^slab/[^/]*/malloc-")}
 
-# `make bench` on a machine whose thread sweep passes this runs its points
-# up to half of it, then the PUs (doc/benchmarks.md, "The plan").
+# `make bench` on a machine whose thread sweep (bench/main.c: the powers
+# of two below the PUs, the PUs, twice them, at most the cap) passes this
+# runs its points up to half of it, then the PUs (doc/benchmarks.md).
 DEFAULT_THREADS = 256
-
 # An instance's repetitions take RATE x their min_time; each instance
 # costs START more, and each thread of each of its runs THREAD.
 RATE, START, THREAD = 1.5, 0.003, 50e-6
 
 
-def flags(mode):
+def flags(mode, pus=1, cap=1):
+    """atomkit-bench's options in this mode, on a machine of pus PUs that
+    caps a run's threads at cap."""
     reps, min_time, more = MODES[mode]
-    return [f"--benchmark_repetitions={reps}",
-            f"--benchmark_min_time={min_time:g}", *more]
-
-
-def threads_option(mode, pus, cap):
-    """--threads for `make bench` where the sweep (bench/main.c: the
-    powers of two below the PUs, the PUs, twice them; at most cap) would
-    pass DEFAULT_THREADS."""
+    out = [f"--benchmark_repetitions={reps}",
+           f"--benchmark_min_time={min_time:g}", *more]
     top = min(pus, cap)
-    if mode != "default" or min(2 * top, cap) <= DEFAULT_THREADS:
-        return []
-    points = [2 ** i for i in range(DEFAULT_THREADS.bit_length() - 1)]
-    return ["--threads=" + ",".join(map(str, points + [top]))]
+    if mode == "default" and min(2 * top, cap) > DEFAULT_THREADS:
+        cut = [2 ** i for i in range(DEFAULT_THREADS.bit_length() - 1)]
+        out.append("--threads=" + ",".join(map(str, cut + [top])))
+    return out
 
 
 def suite_filter(name, prefix, mode):

@@ -66,9 +66,6 @@ class Bench:
         self.path, self.runner = path, runner.split()
         self.env = dict(os.environ, **(env or {}))
 
-    def cmd(self, *args):
-        return self.runner + [self.path, *args]
-
     def built(self):
         return os.access(self.path, os.X_OK)
 
@@ -76,20 +73,13 @@ class Bench:
     def ask(self, *args):
         """What atomkit-bench ARGS prints: JSON (--list-suites,
         --describe) as its value, anything else as text."""
-        out = capture(self.cmd(*args), self.env)
+        out = capture(self.runner + [self.path, *args], self.env)
         if out is None:
             raise RunError(f"{self.path} {' '.join(args)} failed")
         try:
             return json.loads(out) if out.startswith("{") else out
         except ValueError:
             raise RunError(f"{self.path} {args[0]}: not JSON")
-
-    def placements(self):
-        """--list-placements' "key: value" lines (arch, cpu model), and
-        the classes absent here under "absent"."""
-        text = self.ask("--list-placements")
-        return dict(re.findall(r"^([a-z ]+): (.*)$", text, re.M),
-                    absent=re.findall(r"^(\S+) +absent:", text, re.M))
 
 
 @functools.lru_cache(maxsize=None)
@@ -116,7 +106,8 @@ def rev(top):
 def about(bench):
     """arch, CPU model, PUs: atomkit-bench's, else what this side sees."""
     try:
-        p = bench.placements()
+        p = dict(re.findall(r"^(arch|cpu model): (.*)$",
+                            bench.ask("--list-placements"), re.M))
         return p["arch"], p["cpu model"], bench.ask("--list-suites")["pus"]
     except (RunError, KeyError):
         model = ""

@@ -1,8 +1,7 @@
 """Run the benchmark suites into a result set (doc/benchmarks.md,
 "Running"): results/<arch>/<machine>/<date>-<rev>/ with machine.json, each
-suite's Google Benchmark JSON and console output (<suite>.json, .txt), the
-whole programs' macro.json (scripts/run-macro), atomkit-report's tables.md,
-select.md and plots/.
+suite's JSON and Google Benchmark console (.txt), macro.json, and the
+tables, selection report and plots that atomkit-report renders.
 
 Usage: scripts/run-bench [--full|--quick] [--out DIR] [--machine NAME]
            [--bench PROGRAM] [--suites LIST] [--plan [--topology FILE.xml]]
@@ -14,22 +13,16 @@ Usage: scripts/run-bench [--full|--quick] [--out DIR] [--machine NAME]
               programs in full (`make bench-full`)
   --quick     1 repetition of 0.001 s: does everything run? no whole programs
   --machine   the <machine> folder (default, or AK_MACHINE: from the CPU
-              model and PU count, stable across runs)
-  --suites    only these, comma-separated, in that order (atomkit-bench
-              --list-suites' names; slab brings the preloaded mallocs' rows,
-              macro the whole programs, left out unless named)
+              model and PU count)
+  --suites    only these, comma-separated, in that order; slab brings the
+              preloaded mallocs' rows, macro the whole programs (left out
+              unless named)
   --plan      run nothing: per suite its instances, most threads and
-              estimated minutes, and the total; with --topology, for the
-              machine that FILE.xml describes (`lstopo --of xml` there)
-  --commands  run nothing: a line per suite, its name and its atomkit-bench
-              options (the system rig's guests run them; no preloads there)
-
-The console shows a line per suite, its skips counted per reason, and a
-progress line with the time left; Google Benchmark's output goes to the
-suite's .txt.  An interrupted run (Ctrl-C, kill) keeps the suites that
-finished and leaves no partial file.
+              estimated minutes; with --topology, for the machine that
+              FILE.xml describes (`lstopo --of xml` there)
+  --commands  run nothing: each suite's name and atomkit-bench options
+              (the system rig's guests run them)
 """
-import collections
 import os
 import re
 import subprocess
@@ -49,11 +42,11 @@ HEADLINES = (("slab", r"^slab/seq/([^/]+)/size:64/.*_median$",
 
 
 def choose(o, bench, top, con):
-    """The suites to run (name, prefix, env), in order, slab-<malloc> for
-    each system malloc installed (the slab suite's malloc rows in a
-    process of its own), and run-macro's size.  The suites are
-    bench/bench.h's where atomkit-bench is not built: the system rig asks
-    before it builds."""
+    """The suites to run (name, prefix, env) in order, with slab-<malloc>
+    for each system malloc installed (the slab suite's malloc rows, each
+    in a process of its own), and run-macro's size.  Where atomkit-bench
+    is not built (the system rig asks before it builds), bench/bench.h's
+    suites."""
     if bench.built():
         known = {s["name"]: s["prefix"]
                  for s in bench.ask("--list-suites")["suites"]}
@@ -85,32 +78,30 @@ def choose(o, bench, top, con):
 
 
 def run_suite(con, bench, out, name, env, args, names):
-    """One suite into OUT/<name>.json and .txt; why it is left out, or
-    None.  Google Benchmark's console goes to the .txt, its instances
-    counted as they pass for the progress line."""
-    tmp = {x: f"{out}/{name}.{x}.tmp" for x in ("json", "txt")}
+    """One suite into OUT/<name>.json and .txt (Google Benchmark's console,
+    its instances counted as they pass), and the suite's line."""
+    tmp, lines = f"{out}/{name}.json.tmp", []
     order = {n: i for i, n in enumerate(names, 1)}
-    tail = collections.deque(maxlen=15)
     try:
-        with open(tmp["txt"], "w") as txt, subprocess.Popen(
-                bench.cmd(*args, f"--benchmark_out={tmp['json']}",
-                          "--benchmark_out_format=json"),
-                stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                env=dict(bench.env, **env), text=True,
-                errors="replace") as p:
+        with subprocess.Popen(bench.runner + [
+                bench.path, *args, f"--benchmark_out={tmp}",
+                "--benchmark_out_format=json"],
+                              stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True,
+                              env=dict(bench.env, **env),
+                              errors="replace") as p:
             try:
                 for line in p.stdout:
-                    txt.write(line)
-                    tail.append(line)
+                    lines.append(line)
                     con.step(order.get(line.split(" ", 1)[0], con.cur["i"]))
                 rc = p.wait()
             finally:
                 p.terminate()
         if rc != 0:
-            con.say("".join(tail).rstrip(), err=True)
+            con.say("".join(lines[-15:]).rstrip(), err=True)
             raise RunError(f"suite {name} failed (exit {rc})")
         try:
-            doc = schema.load_json(tmp["json"])
+            doc = schema.load_json(tmp)
             schema.check_suite(doc)
         except schema.SetError:
             return con.end("no benchmarks on this machine")
@@ -118,14 +109,14 @@ def run_suite(con, bench, out, name, env, args, names):
                 f"malloc-{name[5:]}" in b["name"] for b in doc["benchmarks"]):
             return con.end(f"LD_PRELOAD of {env['LD_PRELOAD']} did not "
                            "replace malloc; its rows are left out")
-        for x, f in tmp.items():
-            os.replace(f, f"{out}/{name}.{x}")
+        with open(f"{out}/{name}.txt", "w") as f:
+            f.writelines(lines)
+        os.replace(tmp, f"{out}/{name}.json")
         con.end(f"{len(names)} benchmark{'s' * (len(names) != 1)}",
                 gbench_notes(doc))
     finally:	# an interrupted or failed suite leaves no partial file
-        for f in tmp.values():
-            if os.path.exists(f):
-                os.unlink(f)
+        if os.path.exists(tmp):
+            os.unlink(tmp)
 
 
 def headlines(out):
@@ -159,58 +150,57 @@ def run(o, top):
     suites, macro = choose(o, bench, top, con)
     if o["commands"]:
         for name, prefix, _ in suites:
-            print(name, " ".join(plan.flags(o["mode"]) + [
-                "--benchmark_filter=" +
-                plan.suite_filter(name, prefix, o["mode"])]))
+            print(name, *plan.flags(o["mode"]), "--benchmark_filter=" +
+                  plan.suite_filter(name, prefix, o["mode"]))
         return 0
-    # The plan.  One listing serves every suite: Google Benchmark's filter
-    # searches the names as re.search does.
+    # The plan, a row (name, instances, most threads, seconds, what) and
+    # a job (env, instances, options) per suite.  One listing serves every
+    # suite: Google Benchmark's filter searches names as re.search does.
     info = bench.ask("--list-suites")
-    flags = plan.flags(o["mode"]) + plan.threads_option(
-        o["mode"], info["pus"], info["max_threads"])
-    absent = bench.placements()["absent"]
+    flags = plan.flags(o["mode"], info["pus"], info["max_threads"])
+    absent = re.findall(r"^(\S+) +absent:", bench.ask("--list-placements"),
+                        re.M)
     listed = bench.ask(*flags, *o["extra"], "--benchmark_list_tests=true")
     rows = []
     for name, prefix, env in suites:
         pattern = plan.suite_filter(name, prefix, o["mode"])
         names = [n for n in listed.split() if re.search(pattern, n)]
-        rows.append((name, len(names), max(map(plan.threads, names),
-                                           default=1),
-                     plan.seconds(names, o["mode"], absent),
-                     f"LD_PRELOAD={os.path.basename(env['LD_PRELOAD'])}"
-                     if env else prefix + "...", env, names,
-                     flags + [f"--benchmark_filter={pattern}"] + o["extra"]))
-    rows += runmacro.plan_rows(macro, info["pus"], top) if macro else []
-    con.total = sum(r[3] for r in rows)
+        rows.append(((name, len(names),
+                      max(map(plan.threads, names), default=1),
+                      plan.seconds(names, o["mode"], absent),
+                      f"LD_PRELOAD={os.path.basename(env['LD_PRELOAD'])}"
+                      if env else prefix + "..."),
+                     (env, names, flags + [f"--benchmark_filter={pattern}"] +
+                      o["extra"])))
+    mrows = runmacro.plan_rows(macro, info["pus"], top) if macro else []
+    con.total = sum(r[3] for r, _ in rows) + sum(r[3] for r in mrows)
     if o["plan"]:
         where = f"the hwloc XML {o['topology']}" if o["topology"] else \
             "this machine"
         print(plan.table(f"{WHO}: plan for {where}: {info['pus']} PUs, at "
                          f"most {info['max_threads']} threads a run; "
-                         f"{o['mode']}: {' '.join(flags)}", [
-                             r[:5] for r in rows], con.total))
+                         f"{o['mode']}: {' '.join(flags)}",
+                         [r for r, _ in rows] + mrows, con.total))
         return 0
     machine = o["machine"] or registry.machine_name(bench)
     if not machine or "/" in machine or machine.startswith("."):
         raise RunError(f"bad machine name '{machine}'", 2)
     out = o["out"] or registry.set_dir(top, bench, machine)
     os.makedirs(out, exist_ok=True)
-    runs = [r for r in rows if len(r) > 5] + [("macro",)] * bool(macro)
-    con.say(f"writing {out} ({o['mode']}): {len(runs)} suites, about "
+    names = [r[0] for r, _ in rows] + ["macro"] * bool(macro)
+    con.say(f"writing {out} ({o['mode']}): {len(names)} suites, about "
             f"{plan.clock(con.total)} by the plan")
-    macro_rc = 0
+    macro_rc, current = 0, "machine"
     registry.trap()
     try:
         schema.write_json(f"{out}/machine.json", registry.machine_doc(
-            bench, top, machine, out, o["mode"], [r[0] for r in runs]),
-            "machine")
-        for k, (name, n, _, est, _, env, names, args) in enumerate(
-                runs[:len(runs) - bool(macro)], 1):
-            con.begin(k, len(runs), name, n, est)
-            run_suite(con, bench, out, name, env, args, names)
+            bench, top, machine, out, o["mode"], names), "machine")
+        for k, ((name, n, _, est, _), (env, instances, args)) in enumerate(
+                rows, 1):
+            con.begin(k, len(names), current := name, n, est)
+            run_suite(con, bench, out, name, env, args, instances)
         if macro:
-            mrows = rows[len(runs) - 1:]
-            con.begin(len(runs), len(runs), "macro",
+            con.begin(len(names), len(names), current := "macro",
                       sum(r[1] for r in mrows), sum(r[3] for r in mrows),
                       "run")
             macro_rc = runmacro.main(
@@ -220,14 +210,14 @@ def run(o, top):
                     "marked in macro.json" if os.path.isfile(
                         f"{out}/macro.json") else f"failed (exit {macro_rc})")
     except registry.Interrupted:
-        con.say(f"interrupted during suite '{(con.cur or {}).get('name')}'"
-                f"; kept the finished suites in {out}: "
-                f"{' '.join(sorted(os.listdir(out)))}", err=True)
+        con.say(f"interrupted during suite '{current}'; kept the finished "
+                f"suites in {out}: {' '.join(sorted(os.listdir(out)))}",
+                err=True)
         return 130
     finally:
         registry.trap(False)
-    con.say("done: " + " ".join(r[0] for r in runs if os.path.isfile(
-        f"{out}/{r[0]}.json")))
+    con.say("done: " + " ".join(n for n in names
+                                if os.path.isfile(f"{out}/{n}.json")))
     registry.render(con, out, os.environ.get("AK_REPORT",
                                              "./report/atomkit-report"))
     print("".join(f"{line}\n" for line in headlines(out)), end="")
@@ -238,17 +228,16 @@ def run(o, top):
 def main(argv=None):
     top = os.path.dirname(os.path.dirname(os.path.dirname(
         os.path.abspath(__file__))))
+    o = dict(mode="default", out=None, machine=os.environ.get("AK_MACHINE"),
+             bench=os.environ.get("AK_BENCH", "./bench/atomkit-bench"),
+             only=None, plan=False, commands=False, topology=None)
     try:
-        o = dict(mode="default", out=None, bench="./bench/atomkit-bench",
-                 machine=os.environ.get("AK_MACHINE"), only=None,
-                 plan=False, commands=False, topology=None)
-        o["bench"] = os.environ.get("AK_BENCH", o["bench"])
-        return run(dict(o, **registry.options(
-            sys.argv[1:] if argv is None else argv,
-            {"--full": ("mode", "full"), "--quick": ("mode", "quick"),
-             "--plan": ("plan", True), "--commands": ("commands", True)},
+        o.update(registry.options(sys.argv[1:] if argv is None else argv, {
+            "--full": ("mode", "full"), "--quick": ("mode", "quick"),
+            "--plan": ("plan", True), "--commands": ("commands", True)},
             {"--out": "out", "--machine": "machine", "--bench": "bench",
-             "--suites": "only", "--topology": "topology"}, __doc__)), top)
+             "--suites": "only", "--topology": "topology"}, __doc__))
+        return run(o, top)
     except (RunError, OSError, schema.SetError) as e:
         print(f"{WHO}: {e}", file=sys.stderr)
         return e.status if isinstance(e, RunError) else 1
