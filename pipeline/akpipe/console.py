@@ -13,9 +13,6 @@ PLAIN_EVERY = 30.0	# seconds between plain progress lines
 
 
 class Console:
-    """say(), and each suite's begin(), step()s and end() around the
-    progress line."""
-
     def __init__(self, who, total_est, stream=None):
         self.who, self.out = who, stream or sys.stdout
         self.tty, self.start = self.out.isatty(), time.monotonic()

@@ -42,11 +42,10 @@ HEADLINES = (("slab", r"^slab/seq/([^/]+)/size:64/.*_median$",
 
 
 def choose(o, bench, top, con):
-    """The suites to run (name, prefix, env) in order, with slab-<malloc>
-    for each system malloc installed (the slab suite's malloc rows, each
-    in a process of its own), and run-macro's size.  Where atomkit-bench
-    is not built (the system rig asks before it builds), bench/bench.h's
-    suites."""
+    """The suites (name, prefix, env) in order, slab-<malloc> for each
+    system malloc installed (its rows in a process of its own), and
+    run-macro's size; bench/bench.h's suites where atomkit-bench is not
+    built (the system rig asks before it builds)."""
     if bench.built():
         known = {s["name"]: s["prefix"]
                  for s in bench.ask("--list-suites")["suites"]}
@@ -82,14 +81,12 @@ def run_suite(con, bench, out, name, env, args, names):
     its instances counted as they pass), and the suite's line."""
     tmp, lines = f"{out}/{name}.json.tmp", []
     order = {n: i for i, n in enumerate(names, 1)}
+    cmd = bench.runner + [bench.path, *args, f"--benchmark_out={tmp}",
+                          "--benchmark_out_format=json"]
     try:
-        with subprocess.Popen(bench.runner + [
-                bench.path, *args, f"--benchmark_out={tmp}",
-                "--benchmark_out_format=json"],
-                              stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, text=True,
-                              env=dict(bench.env, **env),
-                              errors="replace") as p:
+        with subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True,
+                              stderr=subprocess.STDOUT, errors="replace",
+                              env=dict(bench.env, **env)) as p:
             try:
                 for line in p.stdout:
                     lines.append(line)
@@ -136,6 +133,31 @@ def headlines(out):
     return lines
 
 
+def work(o, bench, suites, macro, top):
+    """The plan: a row (name, instances, most threads, seconds, what) and
+    a job (env, instances, options) per suite, the whole programs' rows.
+    One listing serves every suite: Google Benchmark's filter searches
+    the names as re.search does."""
+    info = bench.ask("--list-suites")
+    flags = plan.flags(o["mode"], info["pus"], info["max_threads"])
+    absent = re.findall(r"^(\S+) +absent:", bench.ask("--list-placements"),
+                        re.M)
+    listed = bench.ask(*flags, *o["extra"], "--benchmark_list_tests=true")
+    rows = []
+    for name, prefix, env in suites:
+        pattern = plan.suite_filter(name, prefix, o["mode"])
+        names = [n for n in listed.split() if re.search(pattern, n)]
+        rows.append(((name, len(names),
+                      max(map(plan.threads, names), default=1),
+                      plan.seconds(names, o["mode"], absent),
+                      f"LD_PRELOAD={os.path.basename(env['LD_PRELOAD'])}"
+                      if env else prefix + "..."),
+                     (env, names, flags + [f"--benchmark_filter={pattern}"] +
+                      o["extra"])))
+    return info, flags, rows, (runmacro.plan_rows(macro, info["pus"], top)
+                               if macro else [])
+
+
 def run(o, top):
     if o["topology"] and not os.path.isfile(o["topology"]):
         raise RunError(f"--topology {o['topology']}: no such file", 2)
@@ -153,26 +175,7 @@ def run(o, top):
             print(name, *plan.flags(o["mode"]), "--benchmark_filter=" +
                   plan.suite_filter(name, prefix, o["mode"]))
         return 0
-    # The plan, a row (name, instances, most threads, seconds, what) and
-    # a job (env, instances, options) per suite.  One listing serves every
-    # suite: Google Benchmark's filter searches names as re.search does.
-    info = bench.ask("--list-suites")
-    flags = plan.flags(o["mode"], info["pus"], info["max_threads"])
-    absent = re.findall(r"^(\S+) +absent:", bench.ask("--list-placements"),
-                        re.M)
-    listed = bench.ask(*flags, *o["extra"], "--benchmark_list_tests=true")
-    rows = []
-    for name, prefix, env in suites:
-        pattern = plan.suite_filter(name, prefix, o["mode"])
-        names = [n for n in listed.split() if re.search(pattern, n)]
-        rows.append(((name, len(names),
-                      max(map(plan.threads, names), default=1),
-                      plan.seconds(names, o["mode"], absent),
-                      f"LD_PRELOAD={os.path.basename(env['LD_PRELOAD'])}"
-                      if env else prefix + "..."),
-                     (env, names, flags + [f"--benchmark_filter={pattern}"] +
-                      o["extra"])))
-    mrows = runmacro.plan_rows(macro, info["pus"], top) if macro else []
+    info, flags, rows, mrows = work(o, bench, suites, macro, top)
     con.total = sum(r[3] for r, _ in rows) + sum(r[3] for r in mrows)
     if o["plan"]:
         where = f"the hwloc XML {o['topology']}" if o["topology"] else \
