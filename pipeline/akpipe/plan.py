@@ -1,7 +1,7 @@
 """What a run of the suites does and how long it takes: each suite's
-atomkit-bench options, its instances (Google Benchmark's own listing,
-under the machine's topology or an hwloc XML file's), its most threads
-and its estimated minutes; the whole programs' estimate too."""
+atomkit-bench options and the estimated time of its instances (listed by
+atomkit-bench under the machine's topology or an hwloc XML file's);
+doc/benchmarks.md, "The plan", says where the estimate comes from."""
 import re
 
 # mode: repetitions, min_time (s), more atomkit-bench options
@@ -24,45 +24,26 @@ SLAB = {"default": (rf"^slab/(seq|pair)/[^/]*/size:{_SEQ}|^slab/seq_cold/|"
                     r"^slab/bulk_fallback/malloc-"),
         "full": ("^slab/", "^slab/[^/]*/malloc-")}
 
-# `make bench` on a big machine: the thread sweeps' points between half
-# this and the PUs, and twice the PUs, are left to `make bench-full`
-# (doc/benchmarks.md, "Running").
+# `make bench` on a machine whose thread sweep (bench/main.c: the powers
+# of two below the PUs, the PUs, twice them, at most the cap) passes this
+# runs its points up to half of it, then the PUs (doc/benchmarks.md).
 DEFAULT_THREADS = 256
-
-# The cost of one instance: each repetition runs about RATE x min_time
-# (Google Benchmark's iteration search overshoots the time asked, and the
-# repetitions after the first repeat its count): 115 uncontended
-# instances of 5 x 0.1 s took 85 s in the set
-# results/x86_64/intel-xeon-processor-2pu/20261203-140840-0c38cb6, and
-# every suite there ran at 1.45 to 1.55 times its repetitions' time.
-# START: a quick run's cost of an instance, absent classes' skips alike
-# (bench-quick on a 2-PU x86-64 VM: about 3 ms); THREAD: starting and
-# joining one thread, per run of an instance (repetitions + the search).
+# An instance's repetitions take RATE x their min_time; each instance
+# costs START more, and each thread of each of its runs THREAD.
 RATE, START, THREAD = 1.5, 0.003, 50e-6
 
 
-def flags(mode):
+def flags(mode, pus=1, cap=1):
+    """atomkit-bench's options in this mode, on a machine of pus PUs that
+    caps a run's threads at cap."""
     reps, min_time, more = MODES[mode]
-    return [f"--benchmark_repetitions={reps}",
-            f"--benchmark_min_time={min_time:g}", *more]
-
-
-def sweep(pus, cap):
-    """atomkit-bench's default thread sweep (bench/main.c)."""
+    out = [f"--benchmark_repetitions={reps}",
+           f"--benchmark_min_time={min_time:g}", *more]
     top = min(pus, cap)
-    return [1 << i for i in range(max(top - 1, 0).bit_length())
-            if 1 << i < top] + [top] + ([min(2 * top, cap)] if top < cap
-                                        else [])
-
-
-def threads_option(mode, pus, cap):
-    """--threads for `make bench` on a machine whose sweep passes
-    DEFAULT_THREADS: its points up to half that, then the PUs."""
-    points = sweep(pus, cap)
-    if mode != "default" or points[-1] <= DEFAULT_THREADS:
-        return []
-    kept = [t for t in points if t <= DEFAULT_THREADS // 2] + [min(pus, cap)]
-    return ["--threads=" + ",".join(str(t) for t in kept)]
+    if mode == "default" and min(2 * top, cap) > DEFAULT_THREADS:
+        cut = [2 ** i for i in range(DEFAULT_THREADS.bit_length() - 1)]
+        out.append("--threads=" + ",".join(map(str, cut + [top])))
+    return out
 
 
 def suite_filter(name, prefix, mode):
@@ -71,20 +52,22 @@ def suite_filter(name, prefix, mode):
     return "^" + prefix
 
 
+def threads(name):
+    """The threads an instance runs with, from its name."""
+    m = re.search(r"/threads:(\d+)$", name)
+    return int(m[1]) if m else 1
+
+
 def seconds(names, mode, absent=()):
     """The estimated time of these instances, absent classes skipped."""
     reps, min_time, _ = MODES[mode]
-    # summed in the order of a loop, so that the minutes shown stay put
-    return sum((x for n in names for x in (START, 0.0 if any(
-        f"/placement:{c}/" in n + "/" for c in absent) else
-        reps * min_time * RATE + (reps + 2) * int(
-            (re.findall(r"/threads:(\d+)$", n) or [1])[0]) * THREAD)), 0.0)
-
-
-def max_threads(names):
-    return max([int(t) for t in
-                re.findall(r"/threads:(\d+)$", "\n".join(names), re.M)] or
-               [1])
+    total = 0.0	# summed in this order, so that the minutes shown stay put
+    for n in names:
+        total += START
+        if not any(f"/placement:{c}/" in n + "/" for c in absent):
+            total += (reps * min_time * RATE +
+                      (reps + 2) * threads(n) * THREAD)
+    return total
 
 
 def clock(s):
@@ -94,10 +77,11 @@ def clock(s):
 
 
 def table(head, rows, total):
-    """The plan as text: head, a row per suite, the total."""
+    """The plan as text: head, a row (name, instances, most threads,
+    seconds, what) per suite, the total."""
     return "\n".join([head, f"{'suite':<16} {'instances':>9} {'threads':>8} "
                            f"{'minutes':>8}  what"] + [
-        f"{name:<16} {n:>9} {threads:>8} {s / 60:>8.1f}  {what}"
-        for name, n, threads, s, what in rows] + [
+        f"{name:<16} {n:>9} {most:>8} {s / 60:>8.1f}  {what}"
+        for name, n, most, s, what in rows] + [
         f"{'total':<16} {sum(r[1] for r in rows):>9} {'':>8} "
         f"{total / 60:>8.1f}  estimated: {clock(total)}"])

@@ -1,5 +1,6 @@
-"""What atomkit-bench says it has (suites, benchmarks, placement classes,
-machine) and what the machine around it has (system mallocs, revision)."""
+"""What atomkit-bench says it has (suites, placement classes, the machine)
+and what the machine around it has (system mallocs, revision); the run
+side's errors, options and signals."""
 import datetime
 import functools
 import json
@@ -14,6 +15,7 @@ import sys
 SYSTEM_MALLOCS = (("tcmalloc", "libtcmalloc_minimal.so.4"),
                   ("jemalloc", "libjemalloc.so.2"),
                   ("mimalloc", "libmimalloc.so.2"))
+Interrupted = KeyboardInterrupt	# what a trapped signal raises
 
 
 class RunError(Exception):
@@ -22,28 +24,23 @@ class RunError(Exception):
         self.status = status
 
 
-class Interrupted(Exception):
-    pass
-
-
 def options(argv, flags, values, usage):
     """flags: option -> (key, value); values: option -> key of the next
     argument; "--" ends them (the rest is "extra")."""
     o, it = {"extra": []}, iter(argv)
     for a in it:
-        if a in flags:
-            o.update([flags[a]])
-        elif a in values:
-            o[values[a]] = next(it, None)
-            if o[values[a]] is None:
-                raise RunError(f"{a} needs a value (try --help)", 2)
-        elif a == "--":
-            o["extra"] = list(it)
-        elif a in ("-h", "--help"):
+        if a in ("-h", "--help"):
             print(usage.rstrip())
             sys.exit(0)
+        elif a == "--":
+            o["extra"] = list(it)
+        elif a in flags:
+            o.update([flags[a]])
+        elif a in values and (v := next(it, None)) is not None:
+            o[values[a]] = v
         else:
-            raise RunError(f"unknown option '{a}' (try --help)", 2)
+            raise RunError((f"{a} needs a value" if a in values else
+                            f"unknown option '{a}'") + " (try --help)", 2)
     return o
 
 
@@ -67,65 +64,30 @@ class Bench:
 
     def __init__(self, path, runner="", env=None):
         self.path, self.runner = path, runner.split()
-        self.env, self.memo = dict(os.environ, **(env or {})), {}
-
-    def cmd(self, *args):
-        return self.runner + [self.path, *args]
+        self.env = dict(os.environ, **(env or {}))
 
     def built(self):
         return os.access(self.path, os.X_OK)
 
+    @functools.lru_cache(maxsize=None)
     def ask(self, *args):
-        if args not in self.memo:
-            self.memo[args] = capture(self.cmd(*args), self.env)
-        if self.memo[args] is None:
+        """What atomkit-bench ARGS prints: JSON (--list-suites,
+        --describe) as its value, anything else as text."""
+        out = capture(self.runner + [self.path, *args], self.env)
+        if out is None:
             raise RunError(f"{self.path} {' '.join(args)} failed")
-        return self.memo[args]
-
-    def suites(self):
         try:
-            return json.loads(self.ask("--list-suites"))
+            return json.loads(out) if out.startswith("{") else out
         except ValueError:
-            raise RunError(f"{self.path} --list-suites: not JSON")
-
-    def tests(self, args):
-        return self.ask(*args, "--benchmark_list_tests=true").split()
-
-    def placements(self):
-        """arch, cpu model, PUs, the absent classes."""
-        info = {"absent": [], "pus": None}
-        for line in self.ask("--list-placements").splitlines():
-            key, _, val = line.partition(": ")
-            if key in ("arch", "cpu model"):
-                info[key] = val
-            m = re.search(r"(\d+) PU\(s\)|^(\d+) CPU\(s\) in the affinity",
-                          line)
-            if m and info["pus"] is None:
-                info["pus"] = int(m.group(1) or m.group(2))
-            if line.split()[1:2] == ["absent:"]:
-                info["absent"].append(line.split()[0])
-        return info
-
-    def describe(self):
-        p = subprocess.run(self.cmd("--describe"), capture_output=True,
-                           text=True, env=self.env, errors="replace")
-        try:
-            if p.returncode == 0:
-                return json.loads(p.stdout)
-        except ValueError:
-            pass
-        raise RunError(f"{p.stderr.strip()}\n{self.path} --describe failed")
+            raise RunError(f"{self.path} {args[0]}: not JSON")
 
 
 @functools.lru_cache(maxsize=None)
 def malloc_path(soname):
     """The library's path in the loader's cache, or None."""
-    for ldconfig in ("ldconfig", "/sbin/ldconfig"):
-        out = capture([ldconfig, "-p"])
-        if out is not None:
-            return next((ln.split()[-1] for ln in out.splitlines()
-                         if ln.split()[:1] == [soname]), None)
-    return None
+    out = capture(["ldconfig", "-p"]) or capture(["/sbin/ldconfig", "-p"])
+    return next((ln.split()[-1] for ln in (out or "").splitlines()
+                 if ln.split()[:1] == [soname]), None)
 
 
 def sanitized(prog):
@@ -141,25 +103,27 @@ def rev(top):
                                     "--untracked-files=no"], cwd=top) else r
 
 
-def cpu_model():
+def about(bench):
+    """arch, CPU model, PUs: atomkit-bench's, else what this side sees."""
+    try:
+        p = dict(re.findall(r"^(arch|cpu model): (.*)$",
+                            bench.ask("--list-placements"), re.M))
+        return p["arch"], p["cpu model"], bench.ask("--list-suites")["pus"]
+    except (RunError, KeyError):
+        model = ""
     try:
         with open("/proc/cpuinfo") as f:
-            return next((m.group(2) for m in map(re.compile(
+            model = next((m[2] for m in map(re.compile(
                 r"(model name|cpu|Model)\s*: (.*)").match, f) if m), "")
     except OSError:
-        return ""
+        pass
+    return os.uname().machine, model, os.cpu_count() or 0
 
 
 def machine_name(bench):
     """CPU model and size, lower-case, no spaces, stable across runs."""
-    model, pus = "", os.cpu_count() or 0
-    if bench.built():
-        try:
-            info = bench.placements()
-            model, pus = info.get("cpu model", ""), info["pus"] or pus
-        except RunError:
-            pass
-    name = f"{model or cpu_model() or 'unknown'}-{pus}pu".lower()
+    _, model, pus = about(bench)
+    name = f"{model or 'unknown'}-{pus}pu".lower()
     name = re.sub(r"[^a-z0-9.]+", "-", re.sub(r"\([^)]*\)", "", name))
     return name.strip("-")
 
@@ -167,48 +131,39 @@ def machine_name(bench):
 def machine_doc(bench, top, machine, out, mode, suites):
     """machine.json: atomkit-bench's --describe where it is built, else
     what this side can say, plus the set's own fields."""
-    u = os.uname()
-    doc = bench.describe() if bench.built() else {
-        "ak_schema": "1", "ak_git_rev": rev(top), "ak_arch": u.machine,
-        "ak_cpu_model": re.sub(r'[\\"]', "", cpu_model()),
-        "ak_pus": str(os.cpu_count() or ""),
+    u, (arch, model, pus) = os.uname(), about(bench)
+    doc = bench.ask("--describe") if bench.built() else {
+        "ak_schema": "1", "ak_git_rev": rev(top), "ak_arch": arch,
+        "ak_cpu_model": model, "ak_pus": str(pus or ""),
         "ak_kernel": f"{u.sysname} {u.release} {u.machine}"}
-    doc.update(ak_machine=machine, ak_set=os.path.basename(out),
-               ak_run_mode=mode, ak_run_started=now(),
-               ak_suites=" ".join(suites))
-    return doc
+    return dict(doc, ak_machine=machine, ak_set=os.path.basename(out),
+                ak_run_mode=mode, ak_run_started=now(),
+                ak_suites=" ".join(suites))
 
 
 def set_dir(top, bench, machine):
     """results/<arch>/<machine>/<date>-<rev>"""
-    try:
-        arch = bench.placements().get("arch") or os.uname().machine
-    except RunError:
-        arch = os.uname().machine
-    return os.path.join(top, "results", arch, machine,
+    return os.path.join(top, "results", about(bench)[0], machine,
                         f"{now('%Y%m%d-%H%M%S')}-{rev(top)}")
 
 
 def trap(on=True):
-    """Turn the signals that end a run into Interrupted, or back."""
-    def raise_it(signum, frame):
-        raise Interrupted()
+    """SIGTERM and SIGHUP interrupt a run as Ctrl-C does, or (off) all
+    three end the process again."""
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, raise_it if on else signal.SIG_DFL)
+        signal.signal(sig, signal.default_int_handler if on else
+                      signal.SIG_DFL)
 
 
 def render(con, out, report):
     """The set's tables, selection report and plots (atomkit-report)."""
     if not os.access(report, os.X_OK):
         return con.say(f"no tables: {report} not built")
-    for what in ("tables", "select"):
-        with open(f"{out}/{what}.md.tmp", "w") as f:
-            ok = subprocess.run([report, what, out], stdout=f).returncode
-        if ok == 0:
-            os.replace(f"{out}/{what}.md.tmp", f"{out}/{what}.md")
-        else:
-            os.unlink(f"{out}/{what}.md.tmp")
+    for what, more in (("tables", []), ("select", []),
+                       ("plot", ["-o", f"{out}/plots"])):
+        p = subprocess.run([report, what, out, *more], stdout=subprocess.PIPE)
+        if p.returncode:
             con.say(f"atomkit-report {what} failed on {out}", err=True)
-    if subprocess.run([report, "plot", out, "-o", f"{out}/plots"],
-                      stdout=subprocess.DEVNULL).returncode:
-        con.say(f"atomkit-report plot failed on {out}", err=True)
+        elif what != "plot":
+            with open(f"{out}/{what}.md", "wb") as f:
+                f.write(p.stdout)
