@@ -66,6 +66,16 @@ def none(msg):
     w(f"\n{T(msg)}\n")
 
 
+def start(s, rows, key, *title):
+    """The title (head's arguments) where there are rows, else the line
+    saying why there is no table (text key no.<key>)."""
+    if rows:
+        head(s, *title)
+    else:
+        none("no." + key)
+    return bool(rows)
+
+
 def fig_cell(t, s, b, kind, arg=""):
     """A matrix table's cell: what it shows of benchmark b."""
     if not b or b.skip:
@@ -143,9 +153,9 @@ def prim_grid(s, suite, col):
 
 def t_prim(s):
     g = prim_grid(s, "prim", "metric")
-    if not g.rows:
-        return none("no.prim")
-    head(s, T("prim"), None, T("prim.cells"), T("spread.runs"))
+    if not start(s, g.rows, "prim", T("prim"), None, T("prim.cells"),
+                 T("spread.runs")):
+        return
     t = Table("lllrrlrrl", ["primitive", "instruction", "ordering"] + [
         f"{m} {x}" for m in ("lat", "tput") for x in (
             f"({s.unit})", "(ns)", "spread")])
@@ -171,17 +181,16 @@ def t_prim(s):
 def t_percpu(s):
     g = Grid(s.each("suite=percpu"), lambda b: b.f("op"),
              lambda b: b.f("mode"))
-    if not g.rows:
-        return none("no.percpu")
-    head(s, T("percpu"), None, "per operation", T("spread.after"))
-    grid_tab(s, g, f"op ({s.unit})", "c", "unit").print()
+    if start(s, g.rows, "percpu", T("percpu"), None, "per operation",
+             T("spread.after")):
+        grid_tab(s, g, f"op ({s.unit})", "c", "unit").print()
 
 
 def t_cas(s):
     g = prim_grid(s, "cas", "outcome")
-    if not g.rows:
-        return none("no.cas")
-    head(s, T("cas"), None, "per operation", T("spread.runs"))
+    if not start(s, g.rows, "cas", T("cas"), None, "per operation",
+                 T("spread.runs")):
+        return
     u = s.unit
     t = Table("llrrrrrll", ["primitive", "instruction", f"success ({u})",
                             f"failure ({u})", "failure / success",
@@ -304,10 +313,9 @@ def warm(s, cells):
 
 def t_slab_seq(s):
     g = slab_grid(s, "seq", "size")
-    if not g.rows:
-        return none("no.seq")
-    head(s, T("seq"), None, warm(s, "per object"), T("spread.after"),
-         "seq.cite")
+    if not start(s, g.rows, "seq", T("seq"), None, warm(s, "per object"),
+                 T("spread.after"), "seq.cite"):
+        return
     t = Table("lr", [s.unit] + [md("t", c) for c in g.cols])
     for r in g.rows:
         for ph in ("alloc", "free"):
@@ -338,12 +346,11 @@ def t_slab_conc(s):
              warm(s, "per thread count"), "not shown")
         grid_tab(s, tp, "threads", None, "field", "Mobj_s").print()
     g = slab_grid(s, "remote", "size")
-    if not g.rows:
-        return none("no.remote")
-    head(s, T("remote", t=max(b.threads for b in g.cell.values())), None,
-         warm(s, '"alloc / free" per object per thread'),
-         "not shown (see compare)")
-    grid_tab(s, g, "size (B)", None, "af").print()
+    if start(s, g.rows, "remote", T("remote", t=max(
+            [b.threads for b in g.cell.values()], default=0)), None,
+            warm(s, '"alloc / free" per object per thread'),
+            "not shown (see compare)"):
+        grid_tab(s, g, "size (B)", None, "af").print()
 
 
 def t_slab_bulk(s, wl, col, key):
@@ -356,15 +363,13 @@ def t_slab_bulk(s, wl, col, key):
             g.add(str(b.n("bulk")), col(b), b)
     gb.cols, gb.rows = uniq(gb.cols + gf.cols), uniq(gb.rows + gf.rows)
     gb.rows.sort(key=float)
-    if not gb.rows:
-        return none("no." + key)
     if wl == "bulk":
         gb.cols.sort(key=impl_rank)
-        head(s, T("bulk"), "ns", warm(s, T("bulk.cells")),
-             "not shown (see compare)", "bulk.cite")
-    else:
-        head(s, T(key), "ns", warm(s, '"bulk / single calls" ns per object'),
-             "not shown (see compare)")
+    bulk = wl == "bulk"
+    if not start(s, gb.rows, key, T(key), "ns", warm(s, T(
+            "bulk.cells") if bulk else '"bulk / single calls" ns per '
+            "object"), "not shown (see compare)", "bulk.cite" * bulk):
+        return
     t = Table("lr", ["bulk N"] + [md("t", c) for c in gb.cols])
     for r in gb.rows:
         t.add(r)
@@ -390,12 +395,11 @@ def t_slab_bulk(s, wl, col, key):
 def t_slab_beside(s):
     g = slab_grid(s, "pair", "size", 0, 64)
     slab_grid(s, "seq", "size", 0, 64, g)
-    if not g.rows:
-        return none("no.beside")
+    if not start(s, g.rows, "beside", T("beside"), None, warm(
+            s, T("beside.cells")), "min - max of the pair figure"):
+        return
     gp = s.unit_fig(s.slab("pair", "malloc-glibc", 64))
     gs = s.unit_fig(s.slab("seq", "malloc-glibc", 64))
-    head(s, T("beside"), None, warm(s, T("beside.cells")),
-         "min - max of the pair figure")
     u = s.unit
     t = Table("lrrlrrrr", ["impl", f"pair ({u})", "pair (ns)", "pair spread",
                            "pair / glibc", f"seq alloc+free ({u})",
@@ -426,11 +430,9 @@ def render(s):
         seq_gap(s)
         cold(s)
         g = slab_grid(s, "pair", "size")
-        if not g.rows:
-            none("no.pair")
-        else:
-            head(s, T("pair"), None, warm(s, "per pair, then ns"),
-                 "(min - max) of the unit figure", "pair.cite")
+        if start(s, g.rows, "pair", T("pair"), None, warm(
+                s, "per pair, then ns"), "(min - max) of the unit figure",
+                "pair.cite"):
             grid_tab(s, g, "size (B)", None, "pair").print()
         decomp(s)
         t_slab_conc(s)
