@@ -195,7 +195,8 @@ def _fit(head, body, gap):
     cells to the notes narrows to it (the first column's cells only if no
     other can)."""
     cell = [max(map(len, b), default=0) for b in body]
-    least = [max(min(NOTE_MIN, c), _word(h)) for h, c in zip(head, cell)]
+    least = [max(min(NOTE_MIN, c), min(_word(h), PART_CELL))
+             for h, c in zip(head, cell)]
     wd = [max(len(h), c) for h, c in zip(head, cell)]
     while sum(wd) + gap * (len(wd) - 1) > COLS:
         best = None

@@ -76,6 +76,11 @@ def start(s, rows, key, *title):
     return bool(rows)
 
 
+def cell(t, b, text):
+    """text where b ran, else "–" or "n/a (k)" (Table.skip)."""
+    t.add(text) if b and not b.skip else t.skip(b)
+
+
 def fig_cell(t, s, b, kind, arg=""):
     """A matrix table's cell: what it shows of benchmark b."""
     if not b or b.skip:
@@ -200,8 +205,8 @@ def t_cas(s):
         ok, ko = g.get(r, "success"), g.get(r, "failure")
         us, uf = s.unit_fig(ok), s.unit_fig(ko)
         t.add(md("c", r), md("c", (ok or ko).f("insn")))
-        for b, f in ((ok, us), (ko, uf)):
-            t.add(num(f.v)) if not b or not b.skip else t.skip(b)
+        cell(t, ok, num(us.v))
+        cell(t, ko, num(uf.v))
         t.add(num(div(uf.v, us.v)), num(fig(ok, "real_time").v),
               num(fig(ko, "real_time").v), spread(us), spread(uf))
     t.print()
@@ -254,25 +259,25 @@ def t_cacheline(s):
 
 
 def t_harness(s):
-    t = None
-    for b in s.each("suite=harness|xcheck"):
-        if not t:
-            head(s, T("harness"), None, "per iteration", T("spread.runs"))
-            t = Table("lrrll", ["benchmark", s.unit, "ns", "spread", "what"])
+    bs = list(s.each("suite=harness|xcheck"))
+    if not bs:
+        return
+    head(s, T("harness"), None, "per iteration", T("spread.runs"))
+    t = Table("lrrll", ["benchmark", s.unit, "ns", "spread", "what"])
+    for b in bs:
+        u, f = s.unit_fig(b), b.fig
         t.add(md("c", b.name))
         if b.skip:
             t.skip(b)
             t.add("–", "–", None)
         elif b.f("suite") == "xcheck":
             t.add("–", "–", "–", "ratio nolock/lock "
-                  f"{num(b.fig('ratio_suite').v)} (suite) vs "
-                  f"{num(b.fig('ratio_asm').v)} (asm); {md('t', b.label)}")
+                  f"{num(f('ratio_suite').v)} (suite) vs "
+                  f"{num(f('ratio_asm').v)} (asm); {md('t', b.label)}")
         else:
-            u = s.unit_fig(b)
-            t.add(num(u.v), num(b.fig("real_time").v), spread(u),
+            t.add(num(u.v), num(f("real_time").v), spread(u),
                   md("t", b.label))
-    if t:
-        t.print()
+    t.print()
 
 
 # ---- slab ----
@@ -294,9 +299,8 @@ def slab_grid(s, wl, row, threads=0, size=0, g=None):
     g = g or Grid()
     for b in s.each(f"suite=slab workload={wl} "
                     f"placement={pick_place(s, wl)}"):
-        t = b.threads if b.threads > 0 else 1
-        if (threads <= 0 or t == threads) and (size <= 0 or
-                                               b.n("size") == size):
+        t = max(b.threads, 1)
+        if threads in (0, t) and (size <= 0 or b.n("size") == size):
             g.add(str(t if row == "threads" else b.n(row)), b.f("design"),
                   b)
     g.rows.sort(key=float)
@@ -522,33 +526,31 @@ def gap_reason(s, design, size, phase, d, who, best):
 
 def seq_gap(s):
     designs = impls_of(s, "seq", SIZES)
-    if not designs or not s.best("seq", "size", 4096, "alloc_", True)[0]:
-        return none("no.gap")
-    head(s, T("gap"), None, warm(s, T("gap.cells")),
-         "see the slab/seq table")
+    if not start(s, designs and s.best("seq", "size", 4096, "alloc_",
+                                       True)[0], "gap", T("gap"), None,
+                 warm(s, T("gap.cells")), "see the slab/seq table"):
+        return
     t = Table("llr", [f"slab/seq ({s.unit})", "best system allocator"] +
               [f"{md('t', d)} / best" for d in designs])
     over = n = 0
     for size in SIZES:
         for ph in ("alloc_", "free_"):
             who, best = s.best("seq", "size", size, ph, True)
-            t.add(f"{ph[:-1]}({size})")
-            if not who:
-                t.add(*["–"] * (len(designs) + 1))
-                continue
-            t.add(f"{md('t', who)} {num(best.v)}")
-            for d in designs:
+            t.add(f"{ph[:-1]}({size})", f"{md('t', who)} {num(best.v)}"
+                  if who else "–")
+            for d in designs if who else []:
                 b = s.slab("seq", d, size)
                 f = s.unit_fig(b, ph)
                 if nan(f.v):
-                    t.skip(b) if b and b.skip else t.add("–")
+                    t.skip(b if b and b.skip else None)
                     continue
                 n, x = n + 1, f"{num(div(f.v, best.v))}x"
                 if f.v > 2 * best.v:
                     over += 1
-                    k = t.note(gap_reason(s, d, size, ph, f, who, best))
-                    x += f" ({k})"
+                    why = gap_reason(s, d, size, ph, f, who, best)
+                    x += f" ({t.note(why)})"
                 t.add(x)
+            t.add(*["–"] * len(designs) * (not who))
     t.print()
     if n:
         w("\n" + T("gap.over" if over else "gap.within", over=over, n=n)
@@ -558,10 +560,10 @@ def seq_gap(s):
 def cold(s):
     sizes = sorted(uniq(str(b.n("size")) for b in
                         s.each("suite=slab workload=seq_cold")), key=float)
-    if not sizes:
-        return none("no.cold")
+    if not start(s, sizes, "cold", T("cold"), None, T("cold.cells"),
+                 "not shown (see compare)"):
+        return
     impls = impls_of(s, "seq_cold", sizes, True, True)
-    head(s, T("cold"), None, T("cold.cells"), "not shown (see compare)")
     t = Table("lr", ["size (B)"] + [md("t", i) for i in impls])
     for z in sizes:
         t.add(z)
@@ -569,7 +571,7 @@ def cold(s):
             b = s.slab("seq_cold", i, z)
             a, sl = s.unit_fig(b, "alloc_"), fig(b, "slabs")
             if nan(a.v):
-                t.skip(b) if b and b.skip else t.add("–")
+                t.skip(b if b and b.skip else None)
             else:
                 t.add(f"{num(a.v)} / {num(s.unit_fig(b, 'free_').v)}" + (
                     "" if nan(sl.v) else f" ({count(sl.v)} slabs)"))
