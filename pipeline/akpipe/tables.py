@@ -234,21 +234,22 @@ def t_cacheline(s):
             g.add(f"{b.f('state')}/{b.f('op')}", f"placement: {pl}", b)
         else:
             ref.add(b.f("state"), b.f("op"), b)
-    if not g.rows and not ref.rows:
-        return none("no.cacheline")
-    skip = {c: b.skip for (_, c), b in reversed(g.cell.items()) if b.skip}
-    live = [c for c in g.cols if any(not b.skip for (_, cc), b in
-                                     g.cell.items() if cc == c)]
-    head(s, T("cacheline"), None, T("timer" if has_timer(s) else
-                                    "timer.raw"), T("spread.after"))
+    if not start(s, g.rows or ref.rows, "cacheline", T("cacheline"), None,
+                 T("timer" if has_timer(s) else "timer.raw"),
+                 T("spread.after")):
+        return
+    why = {}
+    for (_, c), b in g.cell.items():
+        why.setdefault(c, []).append(b.skip)
+    live = [c for c in g.cols if not all(why[c])]
     t = grid_tab(s, g, f"state/op ({s.unit})", "c", "timer", cols=live)
     t.keep_notes = True
     if live:
         t.print()
     elif g.rows:
         w(T("cacheline.skipped") + "\n")
-    nd = [f"{md('t', c[11:])} ({md('t', skip[c])})" for c in g.cols
-          if c not in live and c in skip]
+    nd = [f"{md('t', c[11:])} ({md('t', why[c][0])})" for c in g.cols
+          if c not in live]
     if nd:
         w("\nPlacement classes not on this machine: " + "; ".join(nd)
           + ".\n")
@@ -357,7 +358,7 @@ def t_slab_conc(s):
         grid_tab(s, g, "size (B)", None, "af").print()
 
 
-def t_slab_bulk(s, wl, col, key):
+def t_slab_bulk(s, wl="bulk", col=lambda b: b.f("design"), key="bulk"):
     """Bulk calls against single ones per bulk size, a column per col;
     the per-CPU partial variant also says where the objects came from."""
     gb, gf = Grid(), Grid()
@@ -396,6 +397,11 @@ def t_slab_bulk(s, wl, col, key):
         t.print()
 
 
+def t_slab_cpu_partial(s):
+    t_slab_bulk(s, "bulk_cpu_partial", lambda b: (
+        f"{b.f('design')}, cpu_partial {b.f('cpu_partial')}"), "cpu_partial")
+
+
 def t_slab_beside(s):
     g = slab_grid(s, "pair", "size", 0, 64)
     slab_grid(s, "seq", "size", 0, 64, g)
@@ -418,34 +424,25 @@ def t_slab_beside(s):
     t.print()
 
 
+def t_pair(s):
+    g = slab_grid(s, "pair", "size")
+    if start(s, g.rows, "pair", T("pair"), None, warm(s, "per pair, then ns"),
+             "(min - max) of the unit figure", "pair.cite"):
+        grid_tab(s, g, "size (B)", None, "pair").print()
+
+
 def render(s):
     header(s, 2)
-    t_prim(s)
-    t_percpu(s)
-    percpu_decomp(s)
-    t_cas(s)
-    t_contention(s)
-    t_cacheline(s)
-    t_harness(s)
+    for table in (t_prim, t_percpu, percpu_decomp, t_cas, t_contention,
+                  t_cacheline, t_harness):
+        table(s)
     if not s.find("suite=slab"):
         none("no.slab")
     else:
-        t_slab_seq(s)
-        seq_gap(s)
-        cold(s)
-        g = slab_grid(s, "pair", "size")
-        if start(s, g.rows, "pair", T("pair"), None, warm(
-                s, "per pair, then ns"), "(min - max) of the unit figure",
-                "pair.cite"):
-            grid_tab(s, g, "size (B)", None, "pair").print()
-        decomp(s)
-        t_slab_conc(s)
-        t_slab_bulk(s, "bulk", lambda b: b.f("design"), "bulk")
-        t_slab_bulk(s, "bulk_cpu_partial", lambda b: (
-            f"{b.f('design')}, cpu_partial {b.f('cpu_partial')}"),
-            "cpu_partial")
-        t_slab_beside(s)
-        targets(s)
+        for table in (t_slab_seq, seq_gap, cold, t_pair, decomp, t_slab_conc,
+                      t_slab_bulk, t_slab_cpu_partial, t_slab_beside,
+                      targets):
+            table(s)
     macro.tables(s, head)
 
 
