@@ -155,8 +155,8 @@ class Table:
     @staticmethod
     def _parts(rows):
         """The columns of each part: the first, then as many as fit."""
-        cw = [min(PART_CELL, max(_word(rows[0][j]), *(len(r[j] or "")
-                                                     for r in rows[1:])))
+        cw = [min(PART_CELL, max([_word(rows[0][j])] +
+                                 [len(r[j] or "") for r in rows[1:]]))
               for j in range(len(rows[0]))]
         parts = [[0]]
         for j in range(1, len(cw)):
