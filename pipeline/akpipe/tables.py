@@ -361,16 +361,15 @@ def t_slab_conc(s):
 def t_slab_bulk(s, wl="bulk", col=lambda b: b.f("design"), key="bulk"):
     """Bulk calls against single ones per bulk size, a column per col;
     the per-CPU partial variant also says where the objects came from."""
-    gb, gf = Grid(), Grid()
+    gb, gf, bulk = Grid(), Grid(), wl == "bulk"
     for g, x in ((gb, wl), (gf, wl + "_fallback")):
-        pl = pick_place(s, x if wl == "bulk" else wl)
+        pl = pick_place(s, x if bulk else wl)
         for b in s.each(f"suite=slab workload={x} placement={pl}"):
             g.add(str(b.n("bulk")), col(b), b)
     gb.cols, gb.rows = uniq(gb.cols + gf.cols), uniq(gb.rows + gf.rows)
     gb.rows.sort(key=float)
-    if wl == "bulk":
+    if bulk:
         gb.cols.sort(key=impl_rank)
-    bulk = wl == "bulk"
     if not start(s, gb.rows, key, T(key), "ns", warm(s, T(
             "bulk.cells") if bulk else '"bulk / single calls" ns per '
             "object"), "not shown (see compare)", "bulk.cite" * bulk):
@@ -379,14 +378,14 @@ def t_slab_bulk(s, wl="bulk", col=lambda b: b.f("design"), key="bulk"):
     for r in gb.rows:
         t.add(r)
         for c in gb.cols:
-            x = [("n/a" + f" ({t.note(b.skip)})" * (wl == "bulk"))
-                 if b and b.skip else num(fig(b, "real_time").v)
+            x = [("n/a" + f" ({t.note(b.skip)})" * bulk) if b and b.skip
+                 else num(fig(b, "real_time").v)
                  for b in (gb.get(r, c), gf.get(r, c))]
             fc = fig(gb.get(r, c), "from_cpu")
-            t.add(" / ".join(x) + ("" if nan(fc.v) or wl != "bulk" else
+            t.add(" / ".join(x) + ("" if nan(fc.v) or not bulk else
                                    f" ({pct(fc.v)})"))
     t.print()
-    if wl != "bulk":
+    if not bulk:
         head(s, T(key + ".from"), "share of the objects of the bulk calls",
              T(key + ".from.cells"), "none (counts)")
         t = Table("lr", ["bulk N"] + [md("t", c) for c in gb.cols])
