@@ -31,45 +31,37 @@ def result_of(wl, alloc):
     return next((r for r in wl["results"] if r["allocator"] == alloc), None)
 
 
+def ok_runs(wl, alloc):
+    return [r for r in (result_of(wl, alloc) or {"runs": []})["runs"]
+            if r["ok"] is True]
+
+
 class MStat:
     """One allocator on one workload: the means of the runs that were ok."""
 
     def __init__(self, wl, alloc):
+        runs = (result_of(wl, alloc) or {"runs": []})["runs"]
+        good = ok_runs(wl, alloc)
+        self.runs, self.failed = len(runs), len(runs) - len(good)
+        self.note = next((r.get("note") or "not ok" for r in runs
+                          if r["ok"] is not True), None)
         self.f = [Fig() for _ in FIELDS]
-        self.runs = self.failed = 0
-        self.note = None
-        res = result_of(wl, alloc)
-        vals = [[] for _ in FIELDS]
-        for run in res["runs"] if res else []:
-            self.runs += 1
-            if run["ok"] is not True:
-                self.failed += 1
-                self.note = self.note or run.get("note") or "not ok"
-                continue
-            for k, x in enumerate(vals):
-                x.append(run[FIELDS[k]] / (1024 if k == RSS else 1))
-        for f, x in zip(self.f, vals):
-            if x:
-                f.v, f.min, f.max = sum(x) / len(x), min(x), max(x)
-                f.n = f.reps = len(x)
-        self.ok = self.f[ELAPSED].n > 0
+        for k, f in enumerate(self.f if good else []):
+            x = [r[FIELDS[k]] / (1024 if k == RSS else 1) for r in good]
+            f.v, f.min, f.max = sum(x) / len(x), min(x), max(x)
+            f.n = f.reps = len(x)
+        self.ok = bool(good)
 
 
 def pick(m, wl, kind, but, k, highest, whole):
     """(name, MStat) of the allocator of kind with the lowest (highest)
     mean figure k on wl, among those with a run that was ok (whole: with
     no failed run); (None, None) if none."""
-    who = out = None
-    for a in ran(m, "allocators"):
-        if a["kind"] != kind or a["name"] == but or "variant_of" in a:
-            continue
-        st = MStat(wl, a["name"])
-        if not st.ok or (whole and st.failed):
-            continue
-        if not who or (st.f[k].v > out.f[k].v if highest
-                       else st.f[k].v < out.f[k].v):
-            who, out = a["name"], st
-    return who, out
+    sts = [(a["name"], MStat(wl, a["name"])) for a in ran(m, "allocators")
+           if a["kind"] == kind and a["name"] != but and "variant_of" not in a]
+    sts = [(a, st) for a, st in sts if st.ok and not (whole and st.failed)]
+    order = max if highest else min
+    return order(sts, key=lambda x: x[1].f[k].v) if sts else (None, None)
 
 
 def designs_ran(m):
@@ -86,20 +78,19 @@ def check_line(s):
 
 
 def describe(wl):
+    env = "".join(f", {md('c', k + '=' + (v if isinstance(v, str) else ''))}"
+                  for k, v in wl["env"].items())
     w(f"What runs: {md('t', wl['description'])}. Inputs: "
-      f"{md('t', wl['inputs'])}. Command: {md('c', wl['command'])}")
-    for k, v in wl["env"].items():
-        w(f", {md('c', k + '=' + (v if isinstance(v, str) else ''))}")
-    w(f". Versions: {md('t', wl['versions'])}")
+      f"{md('t', wl['inputs'])}. Command: {md('c', wl['command'])}{env}"
+      f". Versions: {md('t', wl['versions'])}")
     tree = wl.get("tree")
     if tree is not None:
-        src = tree.get("source")
+        src, obj = tree.get("source"), tree.get("objects")
         w(f". Tree: {md('t', src if isinstance(src, str) else '')}")
         if isinstance(tree.get("commit"), str):
             w(f" at {md('c', tree['commit'])} (" + T(
                 "macro.fixed" if tree.get("fixed") is True else
                 "macro.notfixed") + ")")
-        obj = tree.get("objects")
         w(f", objects compiled per run: {obj if is_int(obj) else 0}")
     w(".\n\n")
 
@@ -123,15 +114,11 @@ def macro_table(s, m, wl, head):
 
 
 def counters_of(wl, alloc):
-    v, n = [0.0] * len(CFIELDS), 0
-    for run in (result_of(wl, alloc) or {"runs": []})["runs"]:
-        c = run.get("malloc_counters")
-        if c is None or run["ok"] is not True:
-            continue
-        for k, (key, _, sc) in enumerate(CFIELDS):
-            v[k] += sc * c[key]
-        n += 1
-    return [x / n for x in v] if n else None
+    """The means of malloc_counters over the ok runs, scaled; or None."""
+    cs = [r["malloc_counters"] for r in ok_runs(wl, alloc)
+          if r.get("malloc_counters") is not None]
+    return [sum(sc * c[key] for c in cs) / len(cs)
+            for key, _, sc in CFIELDS] if cs else None
 
 
 def counter_table(m, wl):
@@ -151,34 +138,17 @@ def counter_table(m, wl):
 
 
 def left_out(m, what, name):
-    why = dict.fromkeys(v["reason"] for v in m[what]
-                        if v.get("status") == "skipped")
-    parts = [", ".join(md("t", u["name"]) for u in m[what]
-                       if u.get("status") == "skipped"
-                       and u["reason"] == r) + f" ({md('t', r)})"
-             for r in why]
+    skipped = [u for u in m[what] if u.get("status") == "skipped"]
+    parts = [", ".join(md("t", u["name"]) for u in skipped
+                       if u["reason"] == r) + f" ({md('t', r)})"
+             for r in dict.fromkeys(u["reason"] for u in skipped)]
     if parts:
         w(name + "; ".join(parts) + ".\n")
 
 
-def goal(t, m, wl, what, k, worst, rname, ref, why, target):
-    who, d = pick(m, wl, "design", "locked" if worst else None, k, worst,
-                  True)
-    if not who:
-        why = ("no per-CPU design ran it without a failed run" if worst
-               else "no design ran it without a failed run")
-    elif not why and not ref > 0:
-        why = "the reference's figure is 0"
-    f = None
-    if not why:
-        x = num(d.f[k].v)
-        f = (f"{who} {x} / {num(ref)} {rname}" if rname[:1] == "(" else
-             f"{who} {x} / {rname} {num(ref)}")
-    goal_row(t, f"{wl['name']}: {what}", f, NAN if why else div(d.f[k].v, ref),
-             target, True, why)
-
-
 def workload_goals(t, m, wl):
+    """The rows of TARGETS for wl: the best (or slowest per-CPU) design
+    over the best system allocator (peak RSS: or 1.2 x the baseline's)."""
     base = m["ak_baseline"]
     for what, k, per_cpu, g in TARGETS:
         sys_, st = pick(m, wl, "system", None, k, False, True)
@@ -193,19 +163,18 @@ def workload_goals(t, m, wl):
                 ref, rname = 1.2 * gb.f[RSS].v, f"(1.2 x {base})"
         if k == ELAPSED and wl["name"] in SHAPE_GOALS:
             g = SHAPE_GOALS[wl["name"]][per_cpu]
-        goal(t, m, wl, what, k, per_cpu, rname, ref, why, g)
-
-
-def goals_left_out(m):
-    parts = []
-    for wl in ran(m, "workloads"):
-        bad = [f"{md('t', a['name'])} ({st.failed} of {st.runs})"
-               for a in ran(m, "allocators")
-               for st in [MStat(wl, a["name"])] if st.failed]
-        if bad:
-            parts.append(f"{md('t', wl['name'])}: " + ", ".join(bad))
-    if parts:
-        w(f"\n{T('macro.leftout')} " + "; ".join(parts) + ".\n")
+        who, d = pick(m, wl, "design", "locked" if per_cpu else None, k,
+                      per_cpu, True)
+        if not who:
+            why = (f"no {'per-CPU ' * per_cpu}design ran it without a "
+                   "failed run")
+        elif not why and not ref > 0:
+            why = "the reference's figure is 0"
+        figs = None if why else f"{who} {num(d.f[k].v)} / " + (
+            f"{num(ref)} {rname}" if rname[:1] == "(" else
+            f"{rname} {num(ref)}")
+        goal_row(t, f"{wl['name']}: {what}", figs,
+                 NAN if why else div(d.f[k].v, ref), g, True, why)
 
 
 def targets(s, m, head):
@@ -215,10 +184,17 @@ def targets(s, m, head):
     w(T("macro.targets.cells", b=md("t", m["ak_baseline"]), emu=" " + T(
         "emulated.ratios") if s.emulated else "") + "\n\n")
     t = Table("llrll", ["target", "figures", "ratio", "goal", "verdict"])
+    parts = []
     for wl in ran(m, "workloads"):
         workload_goals(t, m, wl)
+        bad = [f"{md('t', a['name'])} ({st.failed} of {st.runs})"
+               for a in ran(m, "allocators")
+               for st in [MStat(wl, a["name"])] if st.failed]
+        if bad:
+            parts.append(f"{md('t', wl['name'])}: " + ", ".join(bad))
     t.print()
-    goals_left_out(m)
+    if parts:
+        w(f"\n{T('macro.leftout')} " + "; ".join(parts) + ".\n")
 
 
 def variants(s, m, head):
@@ -252,13 +228,12 @@ def tables(s, head):
     if not m:
         return w(f"\n{T('macro.damaged' if s.macro_damaged else 'macro.none')}"
                  "\n")
-    b = md("t", m["ak_baseline"])
     w("\n" + T("macro.run", mode=md("t", m["ak_run_mode"]), runs=m["ak_runs"],
                jobs=m["ak_jobs"], threads=m["ak_threads"],
                rev=md("t", m["ak_git_rev"]),
                start=md("t", m["ak_run_started"]),
                end=md("t", m["ak_run_finished"]), failures=m["ak_failures"])
-      + "\n" + T("macro.cells", b=b) + "\n")
+      + "\n" + T("macro.cells", b=md("t", m["ak_baseline"])) + "\n")
     if macro_version(m) < 2:
         w(f"\n{T('macro.schema1')}\n")
     elif designs_ran(m):
@@ -305,20 +280,17 @@ def select(s):
         if fw == who:
             continue
         lost += 1
-        mine = MStat(wl, who)
-        if not mine.ok:
+        a, b = best.f[ELAPSED], MStat(wl, who).f[ELAPSED]
+        if not b.n:
             w(f" ({md('t', who)}: no run that succeeded)")
             continue
-        a, b = best.f[ELAPSED], mine.f[ELAPSED]
         near = ", within the runs' min - max" if noise(a, b) == "noise" else ""
         w(f" ({md('t', who)} {num(b.v)} s, {pct(div(b.v, a.v) - 1)} slower"
           f"{near})")
-    if not lost:
-        w(f". {B()}{md('t', who)} is also the fastest program on every "
-          f"workload ({n}).{B()}\n")
-    else:
-        w(f". {B()}The fastest fastpath is not the fastest program on {lost}"
-          f" of {n} workloads.{B()}\n")
+    w(f". {B()}{md('t', who)} is also the fastest program on every "
+      f"workload ({n}).{B()}\n" if not lost else
+      f". {B()}The fastest fastpath is not the fastest program on {lost}"
+      f" of {n} workloads.{B()}\n")
 
 
 def select_row(t, sets):
@@ -336,11 +308,9 @@ def select_row(t, sets):
         wins = {}
         for wl in ran(s.macro, "workloads"):
             fw = pick(s.macro, wl, "design", None, ELAPSED, False, False)[0]
-            if not fw:
-                continue
-            wins[fw] = wins.get(fw, 0) + 1
-            if seen.setdefault(wl["name"], fw) != fw:
-                differs = True
+            if fw:
+                wins[fw] = wins.get(fw, 0) + 1
+                differs |= seen.setdefault(wl["name"], fw) != fw
         t.add(md("t", f"pair: {who}; programs:" + ",".join(
             f" {k} {v}" for k, v in wins.items())))
     t.add("–" if with_ < 2 else "yes" if differs else "no")

@@ -1,64 +1,39 @@
 """The one output path: Markdown, or with --format=text plain text within
 80 columns (tables aligned, in parts when too wide, long cells as notes)."""
 import os
+import re
 import sys
+import textwrap
 
 COLS = 80
-NOTE_REF_MIN = 6        # "(9999)"
-GROUP_CELL = 24         # wider cells go to notes anyway
-ESC = "\\`*_[]<>|#"
+NOTE_MIN = 6            # "(9999)"
+PART_CELL = 24          # a column's most width when splitting in parts
+ESC = r"\\`*_\[\]<>|#"
 
 
 class Out:
+    """stdout; in text mode prose is kept to the end of its line, then
+    written without its Markdown and wrapped."""
     text = False
 
     def __init__(self):
-        self.line, self.bol, self.hash, self.esc, self.star = [], True, \
-            False, False, False
+        self.line = ""
 
     def raw(self, s):
         sys.stdout.write(s)
 
     def w(self, s):
-        """Prose, as Markdown: in text mode without the markup."""
         if not self.text:
             return sys.stdout.write(s)
-        for c in s:
-            if self.esc:
-                self.esc = False
-                if c not in ESC:
-                    self._put("\\")
-            elif self.bol and c == "#":
-                self.hash = True
-                continue
-            elif self.hash and c == " ":
-                self.hash = False
-                continue
-            elif c == "\\":
-                self.esc = True
-                continue
-            elif c == "`":
-                continue
-            elif c == "*" and not self.star:
-                self.star = True
-                continue
-            if self.star and c != "*":
-                self._put("*")
-            self.star = False
-            self.bol, self.hash = c == "\n", False
-            if c != "*" or self.bol:
-                self._put(c)
-
-    def _put(self, c):
-        if c != "\n":
-            return self.line.append(c)
-        ln, self.line = "".join(self.line), []
-        lead = len(ln) - len(ln.lstrip(" "))
-        sys.stdout.write(wrap(ln, lead + 2 * (ln[lead:lead + 2] == "- ")))
+        *done, self.line = (self.line + s).split("\n")
+        for ln in done:
+            ln = re.sub(rf"^#+ ?|\\([{ESC}])|`|\*\*", r"\1", ln)
+            lead = len(ln) - len(ln.lstrip(" "))
+            self.raw(wrap(ln, lead + 2 * (ln[lead:lead + 2] == "- ")))
 
     def close(self):
         if self.line:
-            self._put("\n")
+            self.w("\n")
 
 
 OUT = Out()
@@ -67,19 +42,17 @@ w = OUT.w
 
 def _catalogue(path=os.path.join(os.path.dirname(__file__), "text.txt")):
     """The prose of the output, text.txt: "[key]" then its lines, joined
-    by spaces; "[key raw]", lines kept as they are."""
+    by spaces ("\\n" a line break); "[key raw]", lines kept as they are."""
     d, key, raw = {}, None, False
     with open(path, encoding="utf-8") as f:
         for ln in f:
-            ln = ln.rstrip("\n") if raw and not ln.startswith("[") \
-                else ln.strip()
-            if ln.startswith("[") and ln.endswith("]"):
-                key, _, raw = ln[1:-1].partition(" ")
+            if ln.startswith("[") and ln.rstrip().endswith("]"):
+                key, _, raw = ln.strip()[1:-1].partition(" ")
                 d[key] = ""
             elif raw:
-                d[key] += ln + "\n"
-            elif key and ln:
-                x = d[key]
+                d[key] += ln
+            elif key and ln.strip():
+                x, ln = d[key], ln.strip()
                 d[key] = x + ("\n" if ln == "\\n" else
                               (" " if x and x[-1] != "\n" else "") + ln)
     return d
@@ -96,26 +69,15 @@ def T(key, **kw):
 def md(kind, s):
     """Text from the files made inert in Markdown: kind 't' text, 'c'
     code, 's' a skip reason ("skipped: why").  Plain in text mode."""
-    s = s or ""
-    mdown = not OUT.text
-    pre = "skipped: " if kind == "s" and not (
-        s.startswith("skipped") or s.startswith("failed: ")) else ""
-    out = []
-    for c in s:
-        if c in "\n\r\t":
-            out.append(" ")
-        elif not mdown and kind == "t" and c == "`":
-            continue
-        elif mdown and kind == "c" and c == "`":
-            out.append("'")
-        elif mdown and (c == "|" if kind == "c" else c in ESC):
-            out.append("\\" + c)
-        else:
-            out.append(c)
-    body = "".join(out)
-    if kind == "c" and mdown and s:
-        body = f"`{body}`"
-    return pre + body
+    s = re.sub("[\n\r\t]", " ", s or "")
+    pre = "skipped: " if kind == "s" and not s.startswith(
+        ("skipped", "failed: ")) else ""
+    if OUT.text:
+        return pre + (s.replace("`", "") if kind == "t" else s)
+    if kind == "c":
+        s = s.replace("`", "'").replace("|", "\\|")
+        return f"`{s}`" if s else ""
+    return pre + re.sub(f"([{ESC}])", r"\\\1", s)
 
 
 def B():
@@ -123,52 +85,32 @@ def B():
     return "" if OUT.text else "**"
 
 
+class _Wrapper(textwrap.TextWrapper):
+    def _handle_long_word(self, chunks, line, used, width):
+        """A word longer than a line (a path) breaks after a '/'."""
+        room = max(1, width - used)
+        end = chunks[-1].rfind("/", 0, room - 1) + 1 or room
+        line.append(chunks[-1][:end])
+        chunks[-1] = chunks[-1][end:]
+
+
 def wrap(s, indent):
-    """s on lines of at most COLS, broken at spaces, later lines
-    indented; a word longer than a line is broken after a '/'."""
-    col = len(s) - len(s.lstrip(" "))
-    out, s, fresh = [s[:col]], s[col:], True
-    while s:
-        n = s.find(" ")
-        n = len(s) if n < 0 else n
-        if not fresh and col + 1 + n > COLS:
-            out.append("\n" + " " * indent)
-            col, fresh = indent, True
-        if not fresh:
-            out.append(" ")
-            col += 1
-        if col + n > COLS:
-            k = max(0, min(len(s), COLS - col))
-            while k > 1 and s[k - 1] != "/" and "/" in s[:k - 1]:
-                k -= 1
-            out.append(s[:k] + "\n" + " " * indent)
-            col, fresh, s = indent, True, s[k:]
-            continue
-        col += n
-        out.append(s[:n])
-        fresh, s = False, s[n:].lstrip(" ")
-    return "".join(out) + "\n"
+    """s on lines of at most COLS, later lines indented by indent."""
+    return _Wrapper(COLS, subsequent_indent=" " * indent,
+                    break_on_hyphens=False).fill(s) + "\n"
 
 
-def _ww(s):
-    """The widest word of s."""
-    return max((len(x) for x in (s or "").split(" ")), default=0)
+def _word(s):
+    return max(map(len, (s or "").split(" ")))
 
 
 class Table:
     """Cells row by row, the first row the header; notes numbered under
     it (skip reasons, and in text the cells too long for the line)."""
 
-    def __init__(self, align, header=None):
-        self.align, self.c, self.notes, self.keep_notes = align, [], [], \
-            False
-        self.ncol = len(align)
-        if header is not None:
-            self.ncol = len(header)
-            self.c += header
-
-    def al(self, j):
-        return self.align[min(j, len(self.align) - 1)]
+    def __init__(self, align, header):
+        self.align, self.ncol, self.c = align, len(header), list(header)
+        self.notes, self.keep_notes = [], False
 
     def add(self, *cells):
         self.c += cells
@@ -183,144 +125,92 @@ class Table:
         self.add("–" if not b else f"n/a ({self.note(b.skip)})")
 
     def print(self):
-        if OUT.text:
-            sys.stdout.flush()
-            self._text()
+        nc = self.ncol
+        rows = [self.c[i:i + nc] for i in range(0, len(self.c), nc)]
+        right = [self.align[min(j, len(self.align) - 1)] == "r"
+                 for j in range(nc)]
+        if not OUT.text:
+            ln = ["|" + "".join(" |" if x is None else f" {x} |" for x in r)
+                  for r in rows]
+            ln.insert(1, "|" + "".join("--:|" if r else "---|" for r in right))
+            OUT.raw("\n".join(ln) + "\n")
         else:
-            for i in range(0, len(self.c), self.ncol):
-                r = self.c[i:i + self.ncol]
-                OUT.raw("|" + "".join(" |" if x is None else f" {x} |"
-                                      for x in r) + "\n")
-                if not i:
-                    OUT.raw("|" + "".join("--:|" if self.al(j) == "r"
-                                          else "---|"
-                                          for j in range(self.ncol)) + "\n")
+            sys.stdout.flush()
+            rows[-1] += [None] * (nc - len(rows[-1]))
+            for k, cols in enumerate(self._parts(rows)):
+                OUT.raw("\n" * (k > 0) + self._part(rows, cols, right))
         if not self.keep_notes:
             self.print_notes()
 
     def print_notes(self):
         for i, n in enumerate(self.notes):
             if OUT.text:
-                OUT.raw(("\n" if not i else "") + wrap(f"({i + 1}) {n}", 4))
+                OUT.raw("\n" * (not i) + wrap(f"({i + 1}) {n}", 4))
             else:
                 w(f"{'  ' if i else ''}\n({i + 1}) {md('t', n)}")
         if self.notes and not OUT.text:
             w("\n")
         self.c, self.notes = [], []
 
-    # ---- text ----
-    def _body(self, j):
-        return max((len(x or "") for x in self.c[self.ncol + j::self.ncol]),
-                   default=0)
+    @staticmethod
+    def _parts(rows):
+        """The columns of each part: the first, then as many as fit."""
+        cw = [min(PART_CELL, max([_word(rows[0][j])] +
+                                 [len(r[j] or "") for r in rows[1:]]))
+              for j in range(len(rows[0]))]
+        parts = [[0]]
+        for j in range(1, len(cw)):
+            if len(parts[-1]) > 1 and sum(
+                    cw[k] + 2 for k in parts[-1] + [j]) - 2 > COLS:
+                parts.append([0])
+            parts[-1].append(j)
+        return parts
 
-    def _fit(self, wd, gap, notes):
-        nc, c = self.ncol, self.c
-        cap = [self._body(j) for j in range(nc)]
-        for j in range(nc):
-            wd[j] = max(cap[j], len(c[j] or ""))
-        total, first = gap * (nc - 1) + sum(wd), None
-        for j in range(nc):
-            if total <= COLS:
-                break
-            if wd[j] > cap[j] and wd[j] > _ww(c[j]):
-                x = max(cap[j], _ww(c[j]))
-                total -= wd[j] - x
-                wd[j] = x
-        while total > COLS:
-            best = None
-            j = 1
-            while j <= nc and (best is None or j < nc):
-                k = j % nc
-                j += 1
-                cw = max(_ww(c[k]), NOTE_REF_MIN)
-                for x in c[nc + k::nc]:
-                    if cw < len(x or "") < wd[k]:
-                        cw = len(x or "")
-                if cw >= wd[k]:
-                    continue
-                moved = sum(len(x or "") > cw for x in c[nc + k::nc])
-                if best is None or moved < best[1]:
-                    best = (k, moved, cw)
-            if best is None:
-                break
-            k, _, cw = best
-            if not k:
-                first = cw
-            total -= wd[k] - cw
-            wd[k] = cap[k] = cw
-        if not notes:
-            return total <= COLS and first is None
-        for i in range(nc, len(c)):
-            if len(c[i] or "") > wd[i % nc]:
-                c[i] = f"({self.note(c[i])})"
-        return True
+    def _part(self, rows, cols, right):
+        """The part's lines at gap 2, or 1 if 2 sends cells of the first
+        column to the notes."""
+        body = [[r[j] or "" for r in rows[1:]] for j in cols]
+        head = [rows[0][j] or "" for j in cols]
+        wd, gap = _fit(head, body, 2), 2
+        if wd[0] < max(map(len, body[0]), default=0) or sum(wd) > COLS - 2 * (
+                len(wd) - 1):
+            wd, gap = _fit(head, body, 1), 1
+        head = [textwrap.wrap(h, max(x, 1)) for h, x in zip(head, wd)]
+        lines = [[h[i] if i < len(h) else "" for h in head]
+                 for i in range(max(map(len, head)))]
+        lines += [["-" * max(x, 1) for x in wd]] * bool(lines)
+        for r in rows[1:]:
+            ln = [r[j] or "" for j in cols]
+            ln = [f"({self.note(x)})" if len(x) > n else x
+                  for x, n in zip(ln, wd)]
+            lines.append([x.rjust(n) if right[j] else x
+                          for j, x, n in zip(cols, ln, wd)])
+        return "".join((" " * gap).join(x.ljust(n) for x, n in zip(ln, wd))
+                       .rstrip() + "\n" for ln in lines)
 
-    def _part(self):
-        nc, wd = self.ncol, [0] * self.ncol
-        h = [x if x else None for x in self.c[:nc]]
-        gap = 2 if self._fit(wd, 2, False) else 1
-        self._fit(wd, gap, True)
-        lines, rest = [], any(h)
-        while rest:
-            rest, ln = False, []
-            for j in range(nc):
-                n, hj = 0, h[j]
-                while hj and n < len(hj):
-                    e = n + (1 if n else 0)
-                    sp = hj.find(" ", e)
-                    e = len(hj) if sp < 0 else sp
-                    if n and e > wd[j]:
-                        break
-                    n = e
-                ln.append((hj or "")[:n] + " " * abs(wd[j] - n + gap))
-                if hj:
-                    h[j] = hj[n:].lstrip(" ") or None
-                    rest |= h[j] is not None
-            lines.append("".join(ln))
-            if not rest:
-                lines.append("".join("-" * min(wd[j] or 1, 80) + " " * gap
-                                     for j in range(nc)))
-        for i in range(nc, len(self.c), nc):
-            ln = []
-            for j in range(nc):
-                if i + j >= len(self.c):
-                    break
-                x = self.c[i + j] or ""
-                pad = " " * (wd[j] - len(x))
-                ln.append((pad + x if self.al(j) == "r" else x + pad)
-                          + " " * gap)
-            lines.append("".join(ln))
-        OUT.raw("".join(ln.rstrip(" ") + "\n" for ln in lines))
 
-    def _cw(self, j):
-        return min(max(self._body(j), _ww(self.c[j])), GROUP_CELL)
-
-    def _text(self):
-        nc, rows, frm = self.ncol, -(-len(self.c) // self.ncol), 1
-        while True:
-            s, to = self._cw(0), frm
-            while to < nc:
-                s += 2 + self._cw(to)
-                if s > COLS and to > frm:
-                    break
-                to += 1
-            if frm == 1 and to == nc:
-                return self._part()
-            p = Table("l")
-            p.ncol, p.notes = 1 + to - frm, self.notes
-            p.align = self.align[0] + "".join(self.al(frm + j)
-                                              for j in range(to - frm))
-            for i in range(rows):
-                for j in [0] + list(range(frm, to)):
-                    k = i * nc + j
-                    p.c.append(self.c[k] if k < len(self.c) else None)
-            if frm > 1:
-                OUT.raw("\n")
-            p._part()
-            self.notes = p.notes
-            if to >= nc:
-                return
-            frm = to
+def _fit(head, body, gap):
+    """Column widths within COLS: while too wide, the column whose next
+    narrower width (a header wrapped, a cell's length) sends the fewest
+    cells to the notes narrows to it (the first column's cells only if no
+    other can)."""
+    cell = [max(map(len, b), default=0) for b in body]
+    least = [max(min(NOTE_MIN, c), min(_word(h), PART_CELL))
+             for h, c in zip(head, cell)]
+    wd = [max(len(h), c) for h, c in zip(head, cell)]
+    while sum(wd) + gap * (len(wd) - 1) > COLS:
+        best = None
+        for k in range(len(wd)):
+            n = max([x for x in [least[k], len(head[k]), *map(len, body[k])]
+                     if least[k] <= x < wd[k]], default=0)
+            moved = sum(len(x) > n for x in body[k])
+            moved = COLS * COLS if moved and not k else moved
+            if n and (not best or moved < best[0]):
+                best = moved, k, n
+        if not best:
+            break
+        wd[best[1]] = best[2]
+    return wd
 
 
 def goal_row(t, what, figs, ratio, goal, at_most, why, expect=None):

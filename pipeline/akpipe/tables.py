@@ -2,7 +2,8 @@
 import math
 
 from . import macro
-from .setload import NAN, Fig, fig, num, pct, count, spread, rng, prim_id, div
+from .setload import (NAN, Fig, fig, num, pct, count, spread, rng, prim_id,
+                      div, row_num)
 from .table import Table, w, md, B, T, goal_row
 
 MALLOCS = ["malloc-glibc", "malloc-tcmalloc", "malloc-jemalloc",
@@ -26,8 +27,10 @@ RSEQ_MODES, API_GOAL = ("rseq", "rseq-mm_cid"), 1.05
 class Grid:
     """Benchmarks by row and column, both in order of first appearance."""
 
-    def __init__(self):
+    def __init__(self, bs=(), row=None, col=None):
         self.rows, self.cols, self.cell = [], [], {}
+        for b in bs:
+            self.add(row(b), col(b), b)
 
     def add(self, r, c, b):
         self.rows += [r] * (r not in self.rows)
@@ -40,6 +43,10 @@ class Grid:
 
 def uniq(xs):
     return list(dict.fromkeys(xs))
+
+
+def nan(x):
+    return math.isnan(x)
 
 
 def head(s, what, unit=None, cells=None, sprd=None, cite=None):
@@ -57,6 +64,21 @@ def head(s, what, unit=None, cells=None, sprd=None, cite=None):
 
 def none(msg):
     w(f"\n{T(msg)}\n")
+
+
+def start(s, rows, key, *title):
+    """The title (head's arguments) where there are rows, else the line
+    saying why there is no table (text key no.<key>)."""
+    if rows:
+        head(s, *title)
+    else:
+        none("no." + key)
+    return bool(rows)
+
+
+def cell(t, b, text):
+    """text where b ran, else "–" or "n/a (k)" (Table.skip)."""
+    t.add(text) if b and not b.skip else t.skip(b)
 
 
 def fig_cell(t, s, b, kind, arg=""):
@@ -82,6 +104,7 @@ def fig_cell(t, s, b, kind, arg=""):
 
 
 def grid_tab(s, g, first, kind, cell, arg="", cols=None):
+    """A row per row of g, a column per column, fig_cell's cells."""
     cols = g.cols if cols is None else cols
     t = Table("lr", [first] + [md("t", c) for c in cols])
     for r in g.rows if cols else []:
@@ -98,6 +121,7 @@ def header(s, level):
     if s.emulated:
         w(f"**emulated: correctness only, figures mean nothing** "
           f"({md('t', m('ak_emulated'))})\n\n")
+    miss = "".join(" " + md("t", x) for x in s.missing)
     t = Table("ll", [None, None])
     for k, v in (
             ("machine", s.machine_name()), ("arch", m("ak_arch")),
@@ -119,7 +143,6 @@ def header(s, level):
             ("date-rev", f"{s.set_name()} (rev {m('ak_git_rev')})"),
             ("folder", s.path)):
         t.add(k, md("t", v) if v else "–")
-    miss = "".join(" " + md("t", x) for x in s.missing)
     t.add("suites", ", ".join(md("t", x) for x in s.suites) + (
         f"; {B()}missing:{miss}{B()} (interrupted run, or allocator not "
         "installed)" if s.missing else ""))
@@ -130,55 +153,49 @@ def header(s, level):
 
 
 def prim_grid(s, suite, col):
-    g = Grid()
-    for b in s.each(f"suite={suite}"):
-        g.add(prim_id(b), b.f(col), b)
-    return g
+    return Grid(s.each(f"suite={suite}"), prim_id, lambda b: b.f(col))
 
 
 def t_prim(s):
     g = prim_grid(s, "prim", "metric")
-    if not g.rows:
-        return none("no.prim")
-    head(s, T("prim"), None, T("prim.cells"), T("spread.runs"))
+    if not start(s, g.rows, "prim", T("prim"), None, T("prim.cells"),
+                 T("spread.runs")):
+        return
     t = Table("lllrrlrrl", ["primitive", "instruction", "ordering"] + [
         f"{m} {x}" for m in ("lat", "tput") for x in (
             f"({s.unit})", "(ns)", "spread")])
     for r in g.rows:
-        lat, tput = g.get(r, "lat"), g.get(r, "tput")
+        bs = lat, tput = g.get(r, "lat"), g.get(r, "tput")
         idb = lat if lat and lat.f("insn") else tput
         t.add(md("c", r))
-        if (not lat or lat.skip) and (not tput or tput.skip):
+        if all(not b or b.skip for b in bs):
             t.add(md("s", (lat or tput).skip), None, *["–"] * 6)
             continue
-        t.add(md("c", idb.f("insn") if idb else ""),
-              md("t", idb.f("ordering") if idb else ""))
-        for b in (lat, tput):
+        t.add(md("c", idb and idb.f("insn")),
+              md("t", idb and idb.f("ordering")))
+        for b in bs:
             if not b or b.skip:
                 t.skip(b)
                 t.add("–", "–")
-            else:
-                u, f = s.unit_fig(b), b.fig("real_time")
-                t.add(num(u.v), num(f.v), spread(f if math.isnan(u.v)
-                                                 else u))
+                continue
+            u, f = s.unit_fig(b), b.fig("real_time")
+            t.add(num(u.v), num(f.v), spread(f if nan(u.v) else u))
     t.print()
 
 
 def t_percpu(s):
-    g = Grid()
-    for b in s.each("suite=percpu"):
-        g.add(b.f("op"), b.f("mode"), b)
-    if not g.rows:
-        return none("no.percpu")
-    head(s, T("percpu"), None, "per operation", T("spread.after"))
-    grid_tab(s, g, f"op ({s.unit})", "c", "unit").print()
+    g = Grid(s.each("suite=percpu"), lambda b: b.f("op"),
+             lambda b: b.f("mode"))
+    if start(s, g.rows, "percpu", T("percpu"), None, "per operation",
+             T("spread.after")):
+        grid_tab(s, g, f"op ({s.unit})", "c", "unit").print()
 
 
 def t_cas(s):
     g = prim_grid(s, "cas", "outcome")
-    if not g.rows:
-        return none("no.cas")
-    head(s, T("cas"), None, "per operation", T("spread.runs"))
+    if not start(s, g.rows, "cas", T("cas"), None, "per operation",
+                 T("spread.runs")):
+        return
     u = s.unit
     t = Table("llrrrrrll", ["primitive", "instruction", f"success ({u})",
                             f"failure ({u})", "failure / success",
@@ -188,8 +205,8 @@ def t_cas(s):
         ok, ko = g.get(r, "success"), g.get(r, "failure")
         us, uf = s.unit_fig(ok), s.unit_fig(ko)
         t.add(md("c", r), md("c", (ok or ko).f("insn")))
-        for b, f in ((ok, us), (ko, uf)):
-            t.skip(b) if b and b.skip else t.add(num(f.v))
+        cell(t, ok, num(us.v))
+        cell(t, ko, num(uf.v))
         t.add(num(div(uf.v, us.v)), num(fig(ok, "real_time").v),
               num(fig(ko, "real_time").v), spread(us), spread(uf))
     t.print()
@@ -201,9 +218,8 @@ def t_contention(s):
     if not places:
         return none("no.contention")
     for p in places:
-        g = Grid()
-        for b in s.each(f"suite=contention placement={p}"):
-            g.add(prim_id(b), f"{b.threads} thr", b)
+        g = Grid(s.each(f"suite=contention placement={p}"), prim_id,
+                 lambda b: f"{b.threads} thr")
         g.cols.sort(key=lambda c: float(c.split()[0]))
         head(s, T("contention", p=p))
         w(T("contention.caption", runs=s.runs()) + "\n\n")
@@ -218,22 +234,22 @@ def t_cacheline(s):
             g.add(f"{b.f('state')}/{b.f('op')}", f"placement: {pl}", b)
         else:
             ref.add(b.f("state"), b.f("op"), b)
-    if not g.rows and not ref.rows:
-        return none("no.cacheline")
-    live = [c for c in g.cols if any(not b.skip for (_, cc), b in
-                                     g.cell.items() if cc == c)]
-    head(s, T("cacheline"), None, T("timer" if has_timer(s) else
-                                    "timer.raw"), T("spread.after"))
+    if not start(s, g.rows or ref.rows, "cacheline", T("cacheline"), None,
+                 T("timer" if has_timer(s) else "timer.raw"),
+                 T("spread.after")):
+        return
+    why = {}
+    for (_, c), b in g.cell.items():
+        why.setdefault(c, []).append(b.skip)
+    live = [c for c in g.cols if not all(why[c])]
     t = grid_tab(s, g, f"state/op ({s.unit})", "c", "timer", cols=live)
     t.keep_notes = True
     if live:
         t.print()
     elif g.rows:
         w(T("cacheline.skipped") + "\n")
-    nd = [f"{md('t', c[11:])} ({md('t', b.skip)})" for c in g.cols
-          if c not in live for b in [next((b for (_, cc), b in
-                                           g.cell.items() if cc == c
-                                           and b.skip), None)] if b]
+    nd = [f"{md('t', c[11:])} ({md('t', why[c][0])})" for c in g.cols
+          if c not in live]
     if nd:
         w("\nPlacement classes not on this machine: " + "; ".join(nd)
           + ".\n")
@@ -244,25 +260,25 @@ def t_cacheline(s):
 
 
 def t_harness(s):
-    t = None
-    for b in s.each("suite=harness|xcheck"):
-        if not t:
-            head(s, T("harness"), None, "per iteration", T("spread.runs"))
-            t = Table("lrrll", ["benchmark", s.unit, "ns", "spread", "what"])
+    bs = list(s.each("suite=harness|xcheck"))
+    if not bs:
+        return
+    head(s, T("harness"), None, "per iteration", T("spread.runs"))
+    t = Table("lrrll", ["benchmark", s.unit, "ns", "spread", "what"])
+    for b in bs:
+        u, f = s.unit_fig(b), b.fig
         t.add(md("c", b.name))
         if b.skip:
             t.skip(b)
             t.add("–", "–", None)
         elif b.f("suite") == "xcheck":
             t.add("–", "–", "–", "ratio nolock/lock "
-                  f"{num(b.fig('ratio_suite').v)} (suite) vs "
-                  f"{num(b.fig('ratio_asm').v)} (asm); {md('t', b.label)}")
+                  f"{num(f('ratio_suite').v)} (suite) vs "
+                  f"{num(f('ratio_asm').v)} (asm); {md('t', b.label)}")
         else:
-            u = s.unit_fig(b)
-            t.add(num(u.v), num(b.fig("real_time").v), spread(u),
+            t.add(num(u.v), num(f("real_time").v), spread(u),
                   md("t", b.label))
-    if t:
-        t.print()
+    t.print()
 
 
 # ---- slab ----
@@ -284,9 +300,8 @@ def slab_grid(s, wl, row, threads=0, size=0, g=None):
     g = g or Grid()
     for b in s.each(f"suite=slab workload={wl} "
                     f"placement={pick_place(s, wl)}"):
-        t = b.threads if b.threads > 0 else 1
-        if (threads <= 0 or t == threads) and (size <= 0 or
-                                               b.n("size") == size):
+        t = max(b.threads, 1)
+        if threads in (0, t) and (size <= 0 or b.n("size") == size):
             g.add(str(t if row == "threads" else b.n(row)), b.f("design"),
                   b)
     g.rows.sort(key=float)
@@ -296,17 +311,16 @@ def slab_grid(s, wl, row, threads=0, size=0, g=None):
 
 def warm(s, cells):
     hot = any(b.f("workload") == "seq_cold" or
-              not math.isnan(b.fig("new_slabs").v)
+              not nan(b.fig("new_slabs").v)
               for b in s.each("suite=slab"))
     return T("warm" if hot else "warm.unknown") + ", " + cells
 
 
 def t_slab_seq(s):
     g = slab_grid(s, "seq", "size")
-    if not g.rows:
-        return none("no.seq")
-    head(s, T("seq"), None, warm(s, "per object"), T("spread.after"),
-         "seq.cite")
+    if not start(s, g.rows, "seq", T("seq"), None, warm(s, "per object"),
+                 T("spread.after"), "seq.cite"):
+        return
     t = Table("lr", [s.unit] + [md("t", c) for c in g.cols])
     for r in g.rows:
         for ph in ("alloc", "free"):
@@ -337,79 +351,64 @@ def t_slab_conc(s):
              warm(s, "per thread count"), "not shown")
         grid_tab(s, tp, "threads", None, "field", "Mobj_s").print()
     g = slab_grid(s, "remote", "size")
-    if not g.rows:
-        return none("no.remote")
-    head(s, T("remote", t=max(b.threads for b in g.cell.values())), None,
-         warm(s, '"alloc / free" per object per thread'),
-         "not shown (see compare)")
-    grid_tab(s, g, "size (B)", None, "af").print()
+    if start(s, g.rows, "remote", T("remote", t=max(
+            [b.threads for b in g.cell.values()], default=0)), None,
+            warm(s, '"alloc / free" per object per thread'),
+            "not shown (see compare)"):
+        grid_tab(s, g, "size (B)", None, "af").print()
 
 
-def bulk_grids(s, wl, col):
-    """The bulk and single-call grids of wl, rows and columns of both."""
-    gb, gf = Grid(), Grid()
+def t_slab_bulk(s, wl="bulk", col=lambda b: b.f("design"), key="bulk"):
+    """Bulk calls against single ones per bulk size, a column per col;
+    the per-CPU partial variant also says where the objects came from."""
+    gb, gf, bulk = Grid(), Grid(), wl == "bulk"
     for g, x in ((gb, wl), (gf, wl + "_fallback")):
-        pl = pick_place(s, x if wl == "bulk" else wl)
+        pl = pick_place(s, x if bulk else wl)
         for b in s.each(f"suite=slab workload={x} placement={pl}"):
             g.add(str(b.n("bulk")), col(b), b)
     gb.cols, gb.rows = uniq(gb.cols + gf.cols), uniq(gb.rows + gf.rows)
     gb.rows.sort(key=float)
-    return gb, gf
-
-
-def t_slab_bulk(s):
-    gb, gf = bulk_grids(s, "bulk", lambda b: b.f("design"))
-    if not gb.rows:
-        return none("no.bulk")
-    gb.cols.sort(key=impl_rank)
-    head(s, T("bulk"), "ns", warm(s, T("bulk.cells")),
-         "not shown (see compare)", "bulk.cite")
+    if bulk:
+        gb.cols.sort(key=impl_rank)
+    if not start(s, gb.rows, key, T(key), "ns", warm(s, T(
+            "bulk.cells") if bulk else '"bulk / single calls" ns per '
+            "object"), "not shown (see compare)", "bulk.cite" * bulk):
+        return
     t = Table("lr", ["bulk N"] + [md("t", c) for c in gb.cols])
     for r in gb.rows:
         t.add(r)
         for c in gb.cols:
-            b, f = gb.get(r, c), gf.get(r, c)
-            fc = fig(b, "from_cpu")
-            x = (f"n/a ({t.note(b.skip)})" if b and b.skip
-                 else num(fig(b, "real_time").v))
-            x += (f" / n/a ({t.note(f.skip)})" if f and f.skip
-                  else f" / {num(fig(f, 'real_time').v)}")
-            t.add(x + ("" if math.isnan(fc.v) else f" ({pct(fc.v)})"))
+            x = [("n/a" + f" ({t.note(b.skip)})" * bulk) if b and b.skip
+                 else num(fig(b, "real_time").v)
+                 for b in (gb.get(r, c), gf.get(r, c))]
+            fc = fig(gb.get(r, c), "from_cpu")
+            t.add(" / ".join(x) + ("" if nan(fc.v) or not bulk else
+                                   f" ({pct(fc.v)})"))
     t.print()
+    if not bulk:
+        head(s, T(key + ".from"), "share of the objects of the bulk calls",
+             T(key + ".from.cells"), "none (counts)")
+        t = Table("lr", ["bulk N"] + [md("t", c) for c in gb.cols])
+        for r in gb.rows:
+            t.add(r, *(" / ".join(pct(fig(gb.get(r, c), k).v) for k in (
+                "from_cpu", "from_cpu_partial", "from_node", "from_new"))
+                for c in gb.cols))
+        t.print()
 
 
 def t_slab_cpu_partial(s):
-    gb, gf = bulk_grids(s, "bulk_cpu_partial", lambda b: (
-        f"{b.f('design')}, cpu_partial {b.f('cpu_partial')}"))
-    if not gb.rows:
-        return none("no.cpu_partial")
-    head(s, T("cpu_partial"), "ns", warm(s, '"bulk / single calls" ns per '
-                                         "object"), "not shown (see compare)")
-    t = Table("lr", ["bulk N"] + [md("t", c) for c in gb.cols])
-    for r in gb.rows:
-        t.add(r, *(" / ".join("n/a" if b and b.skip else num(fig(
-            b, "real_time").v) for b in (gb.get(r, c), gf.get(r, c)))
-            for c in gb.cols))
-    t.print()
-    head(s, T("cpu_partial.from"), "share of the objects of the bulk calls",
-         T("cpu_partial.from.cells"), "none (counts)")
-    t = Table("lr", ["bulk N"] + [md("t", c) for c in gb.cols])
-    for r in gb.rows:
-        t.add(r, *(" / ".join(pct(fig(gb.get(r, c), k).v) for k in (
-            "from_cpu", "from_cpu_partial", "from_node", "from_new"))
-            for c in gb.cols))
-    t.print()
+    t_slab_bulk(s, "bulk_cpu_partial", lambda b: (
+        f"{b.f('design')}, cpu_partial {b.f('cpu_partial')}"), "cpu_partial")
 
 
 def t_slab_beside(s):
     g = slab_grid(s, "pair", "size", 0, 64)
     slab_grid(s, "seq", "size", 0, 64, g)
-    if not g.rows:
-        return none("no.beside")
+    if not start(s, g.rows, "beside", T("beside"), None, warm(
+            s, T("beside.cells")), "min - max of the pair figure"):
+        return
     gp = s.unit_fig(s.slab("pair", "malloc-glibc", 64))
     gs = s.unit_fig(s.slab("seq", "malloc-glibc", 64))
-    head(s, T("beside"), None, warm(s, T("beside.cells")),
-         "min - max of the pair figure")
     u = s.unit
     t = Table("lrrlrrrr", ["impl", f"pair ({u})", "pair (ns)", "pair spread",
                            "pair / glibc", f"seq alloc+free ({u})",
@@ -424,55 +423,44 @@ def t_slab_beside(s):
     t.print()
 
 
+def t_pair(s):
+    g = slab_grid(s, "pair", "size")
+    if start(s, g.rows, "pair", T("pair"), None, warm(s, "per pair, then ns"),
+             "(min - max) of the unit figure", "pair.cite"):
+        grid_tab(s, g, "size (B)", None, "pair").print()
+
+
 def render(s):
     header(s, 2)
-    t_prim(s)
-    t_percpu(s)
-    percpu_decomp(s)
-    t_cas(s)
-    t_contention(s)
-    t_cacheline(s)
-    t_harness(s)
+    for table in (t_prim, t_percpu, percpu_decomp, t_cas, t_contention,
+                  t_cacheline, t_harness):
+        table(s)
     if not s.find("suite=slab"):
         none("no.slab")
     else:
-        t_slab_seq(s)
-        seq_gap(s)
-        cold(s)
-        g = slab_grid(s, "pair", "size")
-        if not g.rows:
-            none("no.pair")
-        else:
-            head(s, T("pair"), None, warm(s, "per pair, then ns"),
-                 "(min - max) of the unit figure", "pair.cite")
-            grid_tab(s, g, "size (B)", None, "pair").print()
-        decomp(s)
-        t_slab_conc(s)
-        t_slab_bulk(s)
-        t_slab_cpu_partial(s)
-        t_slab_beside(s)
-        targets(s)
+        for table in (t_slab_seq, seq_gap, cold, t_pair, decomp, t_slab_conc,
+                      t_slab_bulk, t_slab_cpu_partial, t_slab_beside,
+                      targets):
+            table(s)
     macro.tables(s, head)
 
 
 # ---- cache lines less the timer ----
 
 def has_timer(s):
-    return any(not math.isnan(b.fig("timer_ticks").v)
+    return any(not nan(b.fig("timer_ticks").v)
                for b in s.each("suite=cacheline"))
 
 
 def timer_cell(t, s, b):
     """The raw figure less timer_ticks; the min - max of each run's."""
     raw, tim = s.unit_fig(b), b.fig("timer_ticks")
-    if math.isnan(tim.v):
+    if nan(tim.v):
         n = f" ({t.note(T('timer.none'))})" if has_timer(s) else ""
         return t.add(num(raw.v) + rng(raw) + n)
     c = Fig(raw.v - tim.v, raw.reps)
-    xs = [r[s.counter] - r["timer_ticks"] for r in b.iter if s.counter
-          and all(isinstance(r.get(k), (int, float)) and not
-                  isinstance(r.get(k), bool)
-                  for k in (s.counter, "timer_ticks"))]
+    xs = [x for x in (row_num(r, s.counter) - row_num(r, "timer_ticks")
+                      for r in b.iter) if not nan(x)]
     if xs:
         c.min, c.max, c.n = min(xs), max(xs), len(xs)
     st = b.fig("timer_steady")
@@ -492,7 +480,7 @@ def impls_of(s, wl, sizes, designs=True, mallocs=False):
 def why_none(s, b, prefix, what):
     """(figure of b in the unit, why there is none or None)."""
     f = s.unit_fig(b, prefix)
-    return f, None if not math.isnan(f.v) else (
+    return f, None if not nan(f.v) else (
         f"no {what} in this set" if not b else f"{what} {b.skip}" if b.skip
         else f"{what} has no {prefix}{s.counter or '(no counter)'} figure")
 
@@ -510,21 +498,21 @@ def gap_reason(s, design, size, phase, d, who, best):
     ns = fig(b, "new_slabs")
     r = (f"{design} {phase[:-1]}({size}) {num(d.v)} over {who}'s "
          f"{num(best.v)}: " + (
-             T("gap.nonew") if math.isnan(ns.v) else f"it mapped "
+             T("gap.nonew") if nan(ns.v) else f"it mapped "
              f"{count(ns.v)} slabs while timed (new_slabs): not a steady "
              "state" if ns.v > 0 else "it mapped no slab while timed "
              "(new_slabs 0)"))
     cold, sl = s.unit_fig(c, phase), fig(c, "slabs")
-    if not math.isnan(cold.v):
+    if not nan(cold.v):
         r += (f"; its cold start (slab/seq_cold) is {num(cold.v)}" + (
-            "" if math.isnan(sl.v) else f" with {count(sl.v)} slabs mapped "
+            "" if nan(sl.v) else f" with {count(sl.v)} slabs mapped "
             "per run") + f", so warm is {pct(div(d.v, cold.v))} of cold" + (
                 ": no cheaper than a cold start" if d.v >= cold.v else
                 ": close to a cold start" if d.v >= cold.v / 2 else
                 ": the gap is not the first touch"))
     pw, pm = s.best("pair", "size", size, "", True)
     pd = s.unit_fig(s.slab("pair", design, size))
-    if not math.isnan(pd.v) and pw:
+    if not nan(pd.v) and pw:
         r += (f"; its alloc+free pair at {size} B is {num(pd.v)}, "
               f"{num(div(pd.v, pm.v))}x {pw}'s {num(pm.v)}")
     return r + (f"; its fastest run is {num(div(d.min, best.max))}x the "
@@ -534,33 +522,31 @@ def gap_reason(s, design, size, phase, d, who, best):
 
 def seq_gap(s):
     designs = impls_of(s, "seq", SIZES)
-    if not designs or not s.best("seq", "size", 4096, "alloc_", True)[0]:
-        return none("no.gap")
-    head(s, T("gap"), None, warm(s, T("gap.cells")),
-         "see the slab/seq table")
+    if not start(s, designs and s.best("seq", "size", 4096, "alloc_",
+                                       True)[0], "gap", T("gap"), None,
+                 warm(s, T("gap.cells")), "see the slab/seq table"):
+        return
     t = Table("llr", [f"slab/seq ({s.unit})", "best system allocator"] +
               [f"{md('t', d)} / best" for d in designs])
     over = n = 0
     for size in SIZES:
         for ph in ("alloc_", "free_"):
             who, best = s.best("seq", "size", size, ph, True)
-            t.add(f"{ph[:-1]}({size})")
-            if not who:
-                t.add(*["–"] * (len(designs) + 1))
-                continue
-            t.add(f"{md('t', who)} {num(best.v)}")
-            for d in designs:
+            t.add(f"{ph[:-1]}({size})", f"{md('t', who)} {num(best.v)}"
+                  if who else "–")
+            for d in designs if who else []:
                 b = s.slab("seq", d, size)
                 f = s.unit_fig(b, ph)
-                if math.isnan(f.v):
-                    t.skip(b) if b and b.skip else t.add("–")
+                if nan(f.v):
+                    t.skip(b if b and b.skip else None)
                     continue
                 n, x = n + 1, f"{num(div(f.v, best.v))}x"
                 if f.v > 2 * best.v:
                     over += 1
-                    k = t.note(gap_reason(s, d, size, ph, f, who, best))
-                    x += f" ({k})"
+                    why = gap_reason(s, d, size, ph, f, who, best)
+                    x += f" ({t.note(why)})"
                 t.add(x)
+            t.add(*["–"] * len(designs) * (not who))
     t.print()
     if n:
         w("\n" + T("gap.over" if over else "gap.within", over=over, n=n)
@@ -570,21 +556,21 @@ def seq_gap(s):
 def cold(s):
     sizes = sorted(uniq(str(b.n("size")) for b in
                         s.each("suite=slab workload=seq_cold")), key=float)
-    if not sizes:
-        return none("no.cold")
+    if not start(s, sizes, "cold", T("cold"), None, T("cold.cells"),
+                 "not shown (see compare)"):
+        return
     impls = impls_of(s, "seq_cold", sizes, True, True)
-    head(s, T("cold"), None, T("cold.cells"), "not shown (see compare)")
     t = Table("lr", ["size (B)"] + [md("t", i) for i in impls])
     for z in sizes:
         t.add(z)
         for i in impls:
             b = s.slab("seq_cold", i, z)
             a, sl = s.unit_fig(b, "alloc_"), fig(b, "slabs")
-            if math.isnan(a.v):
-                t.skip(b) if b and b.skip else t.add("–")
+            if nan(a.v):
+                t.skip(b if b and b.skip else None)
             else:
                 t.add(f"{num(a.v)} / {num(s.unit_fig(b, 'free_').v)}" + (
-                    "" if math.isnan(sl.v) else f" ({count(sl.v)} slabs)"))
+                    "" if nan(sl.v) else f" ({count(sl.v)} slabs)"))
     t.print()
 
 
@@ -628,23 +614,21 @@ def decomp(s):
         t.add(md("t", i))
         if i.startswith("malloc-"):
             t.add("–", "–", "–")
-            fig_or_why(t, s, b, b.name)
-            t.add("–", "–")
-            continue
-        mode = mode_of(b)
-        what, p = fastpath_of(s, i, mode)
-        t.add(md("t", mode or "–"))
-        if p is False:
-            t.add(f"n/a ({t.note(what)})", "–")
         else:
-            t.add(md("c", what))
-            fp = fig_or_why(t, s, p, what)
+            mode = mode_of(b)
+            what, p = fastpath_of(s, i, mode)
+            t.add(md("t", mode or "–"))
+            if p is False:
+                t.add(f"n/a ({t.note(what)})", "–")
+            else:
+                t.add(md("c", what))
+                fp = fig_or_why(t, s, p, what)
         fb = fig_or_why(t, s, b, b.name)
-        if math.isnan(fp.v) or math.isnan(fb.v):
+        if nan(fp.v) or nan(fb.v):
             t.add("–", "–")
             continue
-        below = "decomp.within" if not math.isnan(fb.max) and not \
-            math.isnan(fp.min) and fb.max >= fp.min else "decomp.beyond"
+        below = "decomp.within" if not nan(fb.max) and not \
+            nan(fp.min) and fb.max >= fp.min else "decomp.beyond"
         t.add(num(fb.v - fp.v), num(div(fb.v, fp.v)) + (
             "" if fb.v >= fp.v else f" ({t.note(T(below))})"))
     t.print()
@@ -687,7 +671,7 @@ def percpu_decomp(s):
             fr = fig_or_why(t, s, r, f"percpu/{op}_section/{mode}")
         else:
             t.add(f"n/a ({t.note(T('opdecomp.nosection'))})")
-        if not r or math.isnan(fa.v) or math.isnan(fr.v):
+        if not r or nan(fa.v) or nan(fr.v):
             t.add("–", "–", "–")
             continue
         x = div(fa.v, fr.v)
@@ -697,6 +681,24 @@ def percpu_decomp(s):
 
 
 # ---- the targets ----
+
+# The best design over a reference: (what, the best of (workload, field,
+# value, figure prefix), the reference (workload, impl or the best's own,
+# size, what), goal, why none when no design has the figure).
+RATIOS = (
+    ("best pair 64 B / glibc's", ("pair", "size", 64, ""),
+     ("pair", "malloc-glibc", 64, "malloc-glibc"), 0.4,
+     "no design's slab/pair at 64 B in this set"),
+    ("best pair 64 B / tcmalloc's", ("pair", "size", 64, ""),
+     ("pair", "malloc-tcmalloc", 64, "malloc-tcmalloc"), 0.7,
+     "no design's slab/pair at 64 B in this set"),
+    ("best seq free(64) / mimalloc's", ("seq", "size", 64, "free_"),
+     ("seq", "malloc-mimalloc", 64, "malloc-mimalloc's slab/seq at 64 B"),
+     1, "no design's slab/seq free figure at 64 B in this set"),
+    ("best bulk-16 / its pair 256 B", ("bulk", "bulk", 16, ""),
+     ("pair", None, 256, "its slab/pair at 256 B"), 0.5,
+     "no design's slab/bulk of 16 in this set"))
+
 
 def figs2(who, a, b):
     return f"{who + ' ' if who else ''}{num(a)} / {num(b)}"
@@ -721,43 +723,29 @@ def targets(s):
     worst, figs = NAN, ""
     for op, mode, a, r, fa, fr in op_sections(s):
         x = div(fa.v, fr.v)
-        if not math.isnan(x) and not x <= worst:
+        if not nan(x) and not x <= worst:
             worst, figs = x, figs2(f"{op} {mode}", fa.v, fr.v)
     goal_row(t, "every this_cpu op, rseq modes / its section (worst)", figs,
-             worst, API_GOAL, True, None if not math.isnan(worst) else T(
+             worst, API_GOAL, True, None if not nan(worst) else T(
                  "targets.noop" if has_sections(s) else "targets.predates"))
-    who = None
+    runs = []           # (design, its pair, the sections, their name)
     for i in impls_of(s, "pair", [64]):
         b = s.slab("pair", i, 64)
         what, pb = fastpath_of(s, i, mode_of(b))
         f, p = s.unit_fig(b), s.unit_fig(pb or None)
-        if pb is not False and "_section/" in what and not math.isnan(
-                f.v) and not math.isnan(p.v) and (not who or f.v < best.v):
-            who, best, floor, wbest = i, f, p, what
+        if pb is not False and "_section/" in what and not nan(
+                f.v) and not nan(p.v):
+            runs.append((i, f.v, p.v, what))
+    who, a, p, what = min(runs, key=lambda r: r[1], default=[None] * 4)
     goal_row(t, "best pair 64 B / the sections it runs",
-             f"{figs2(who, best.v, floor.v)} ({wbest})" if who else "",
-             div(best.v, floor.v) if who else NAN, 1.10, True,
+             f"{figs2(who, a, p)} ({what})" if who else "",
+             div(a, p) if who else NAN, 1.10, True,
              None if who else T("targets.nosections"))
-    who, best = s.best("pair", "size", 64)
-    for what, name, g in (("best pair 64 B / glibc's", "malloc-glibc", 0.4),
-                          ("best pair 64 B / tcmalloc's", "malloc-tcmalloc",
-                           0.7)):
-        r, why = why_none(s, s.slab("pair", name, 64), "", name)
-        goal_row(t, what, figs2(who, best.v, r.v), div(best.v, r.v), g,
-                 True, why if who else "no design's slab/pair at 64 B in "
-                 "this set")
-    who, d = s.best("seq", "size", 64, "free_")
-    m, why = why_none(s, s.slab("seq", "malloc-mimalloc", 64), "free_",
-                      "malloc-mimalloc's slab/seq at 64 B")
-    goal_row(t, "best seq free(64) / mimalloc's", figs2(who, d.v, m.v),
-             div(d.v, m.v), 1, True, why if who else "no design's slab/seq "
-             "free figure at 64 B in this set")
-    who, bulk = s.best("bulk", "bulk", 16)
-    pair, why = why_none(s, s.slab("pair", who, 256), "",
-                         "its slab/pair at 256 B")
-    goal_row(t, "best bulk-16 / its pair 256 B", figs2(who, bulk.v, pair.v),
-             div(bulk.v, pair.v), 0.5, True, why if who else
-             "no design's slab/bulk of 16 in this set")
+    for what, (wl, arg, v, pre), (rwl, ref, z, rwhat), g, none in RATIOS:
+        who, d = s.best(wl, arg, v, pre)
+        r, why = why_none(s, s.slab(rwl, ref or who, z), pre, rwhat)
+        goal_row(t, what, figs2(who, d.v, r.v), div(d.v, r.v), g, True,
+                 why if who else none)
     if size < 0:
         goal_row(t, "every design, 2 thr / 1 thr", "", NAN, 1.8, False,
                  "no slab/conc rows in this set")
@@ -765,6 +753,6 @@ def targets(s):
         m1, m2 = conc_fig(s, d, size, 1), conc_fig(s, d, size, 2)
         goal_row(t, f"{d}, 2 thr / 1 thr", figs2(None, m2.v, m1.v),
                  div(m2.v, m1.v), 1.8, False, "no slab/conc figure at 1 and "
-                 "2 threads" if math.isnan(m1.v) or math.isnan(m2.v) else
+                 "2 threads" if nan(m1.v) or nan(m2.v) else
                  None, " (expected: one lock)" if d == "locked" else None)
     t.print()
