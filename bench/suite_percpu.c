@@ -496,7 +496,7 @@ static void run_op(struct akb_state *s, enum op op, enum ak_percpu_mode m)
 		ak_u128 *p = ak_percpu_alloc(sizeof(*p), 16), w;
 
 		LOOP(w = ak_this_cpu_read(p);
-		     w = ak_this_cpu_cmpxchg128(p, w, w + 1); akb_keep(v));
+		     w = ak_this_cpu_cmpxchg128(p, w, w + 1));
 		ak_percpu_free(p);
 		break;
 	}

@@ -19,7 +19,12 @@
  * time (AK_PERCPU_MODE, the wrappers rseq_check_target_fixed_*.c), and
  * the copy whose mode is the run's runs after the others, its cases
  * named percpu-fixed/...: the fixed mode's inline ops, aborted at each
- * instruction of their sections too.
+ * instruction of their sections too.  And once more in the run's mode
+ * (rseq_check_target_slow.c), named percpu-slow/..., with the thread's
+ * op area word unset, so that every op runs its section as its
+ * out-of-line path does: the copies in the NAME_slow functions, which a
+ * thread's first op runs, or every op of a loop that read that word
+ * before the thread registered.
  */
 #define _GNU_SOURCE
 #include <sched.h>
@@ -354,7 +359,7 @@ static void array_ptr(void)
 }
 
 #ifdef FIXED_CASES
-/* This build's per-CPU cases, in the mode it fixes. */
+/* This build's per-CPU cases, in the mode it fixes (or the run's). */
 void FIXED_CASES(void);
 
 void FIXED_CASES(void)
@@ -367,6 +372,7 @@ void FIXED_CASES(void)
 #else
 void rc_fixed_rseq(void);
 void rc_fixed_rseq_mm_cid(void);
+void rc_slow(void);
 
 /* ---- the slab designs' fastpaths ---- */
 
@@ -529,6 +535,14 @@ int main(void)
 		rc_fixed_rseq();
 	else
 		rc_fixed_rseq_mm_cid();
+	/*
+	 * The out-of-line paths: the op area word as before the thread's
+	 * registration (its rseq area, which those paths use, stays), then
+	 * back, for the slab cases' inline fastpaths.
+	 */
+	__ak_rseq_op_area = AK_RSEQ_OP_NONE;
+	rc_slow();
+	__ak_rseq_op_area = (uintptr_t)ak_rseq_area();
 	for (d = 0; d < AK_SLAB_NR_FASTPATHS; d++)
 		if (d != AK_SLAB_LOCKED)
 			slab(d);

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # atomkit-rseq-check (doc/testing.md, "The rseq abort injector"), natively:
 # every section that tests/rseq-check-target's cases enter is stopped at
-# each instruction and aborted, in both rseq modes, with no wrong result;
+# each instruction and aborted, in both rseq modes, with no wrong result,
+# the copies in the ops' out-of-line paths (NAME_slow) included;
 # the deliberately wrong section of tests/rseq-check-bad is caught and its
 # store named; bad usage is refused.  qemu-user has neither rseq nor
 # ptrace: under the cross rig's AK_TEST_RUNNER everything is skipped, and
@@ -72,6 +73,25 @@ for m in rseq rseq-mm_cid; do
 		sed 's/^/# /' "$out" | tail -n 40
 		not_ok "mode $m: exit $rc, $sections sections ok," \
 			"$bad_lines not ok: $summary"
+	fi
+	# the percpu-slow/ cases ran every op through its out-of-line path:
+	# each stepped a section inside a NAME_slow function (not entered
+	# by any other case), with its aborts
+	missing=
+	for c in add64 add32 cmpxchg64 cmpxchg32 cmpxchg128 list_pop \
+		list_push array_pop array_push array_ptr_pop array_ptr_push \
+		array_ptr_pop_n array_ptr_push_n; do
+		grep -q "^ok [0-9]* - percpu-slow/$c [^ ]*:__ak_this_cpu_[a-z0-9_]*_slow[.+]" \
+			"$out" || missing="$missing $c"
+	done
+	slow_aborts=$(sed -n 's/^ok [0-9]* - percpu-slow\/[^ ]* [^ ]*:__ak_this_cpu_[a-z0-9_]*_slow[.+].* \([0-9]*\) aborts.*/\1/p' \
+		"$out" | awk '{ n += $1 } END { print n + 0 }')
+	if [ -z "$missing" ] && [ "$slow_aborts" -gt 0 ]; then
+		ok "mode $m: every op's out-of-line copy of its section" \
+			"stepped: $slow_aborts aborts in NAME_slow functions"
+	else
+		not_ok "mode $m: out-of-line copies not stepped:${missing:- none}" \
+			"($slow_aborts aborts in NAME_slow functions)"
 	fi
 done
 
