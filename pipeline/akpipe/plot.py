@@ -5,7 +5,7 @@ import re
 import textwrap
 
 from . import macro
-from .setload import load_set, exit_status, problem, note, prim_id, fig
+from .setload import load_set, exit_status, problem, note, prim_id
 from .table import w, md
 
 
@@ -74,40 +74,41 @@ def plotted_prim(b):
     return f"{b.f('op')}/{b.f('variant')}"
 
 
+def pivot(bs, x, col, val):
+    """(columns, rows): x against each column, the first benchmark's val."""
+    cols = list(dict.fromkeys(map(col, bs)))
+    v = {(x(b), col(b)): val(b) for b in reversed(bs)}
+    return cols, [(k, [v.get((k, c)) for c in cols])
+                  for k in sorted({x(b) for b in bs})]
+
+
 def set_plots(s, tag, out):
     """The plots of one set: contention, bulk, whole programs."""
     name = f"{s.machine_name()} {s.set_name()}"
     for p in dict.fromkeys(b.f("placement") for b in
                            s.each("suite=contention placement!=")):
         for gen in ("!", ""):
-            bs = [b for b in s.each(f"suite=contention placement={p} "
-                                    f"arch{gen}=generic") if not b.skip]
-            ks = list(dict.fromkeys(prim_id(b) for b in bs))
-            ops = {(b.threads, prim_id(b)): b.fig("ops").v / 1e6
-                   for b in reversed(bs)}
+            ks, rows = pivot([b for b in s.each(
+                f"suite=contention placement={p} arch{gen}=generic")
+                if not b.skip], lambda b: b.threads, prim_id,
+                lambda b: b.fig("ops").v / 1e6)
             g = ("", "") if gen else ("-generic", ", generic C11")
-            yield bs and draw(
+            yield rows and draw(
                 out, f"contention-{tag}-{p}{g[0]}", "Contention on one line,"
                 f" {name}, placement {p}{g[1]} (Mops/s, all threads, "
-                "median)", ["threads"] + ks,
-                [(t, [ops.get((t, k)) for k in ks])
-                 for t in sorted({b.threads for b in bs})], "threads",
-                "Mops/s")
-    bs = [b for b in s.each("suite=slab workload=bulk|bulk_fallback bulk!=")
-          if not b.skip]
-    cols = list(dict.fromkeys((b.f("design"), b.f("workload")) for b in bs))
-    heads = [f"{d} " + ("bulk" if wl == "bulk" else "single calls")
-             for d, wl in cols]
-    designs = list(dict.fromkeys(d for d, _ in cols))
-    yield bs and draw(
+                "median)", ["threads"] + ks, rows, "threads", "Mops/s")
+    cols, rows = pivot([b for b in s.each(
+        "suite=slab workload=bulk|bulk_fallback bulk!=") if not b.skip],
+        lambda b: b.n("bulk"), lambda b: f"{b.f('design')} " + (
+            "bulk" if b.f("workload") == "bulk" else "single calls"),
+        lambda b: b.fig("real_time").v)
+    designs = list(dict.fromkeys(c.split()[0] for c in cols))
+    yield rows and draw(
         out, f"bulk-{tag}", f"Bulk alloc+free of 256-byte objects, {name} "
-        "(ns per object, median; dashed: single calls)", ["bulk"] + heads,
-        [(z, [fig(s.find(f"suite=slab workload={wl} design={d} bulk={z}"),
-                  "real_time").v for d, wl in cols])
-         for z in sorted({b.n("bulk") for b in bs})],
-        "objects per call (N)", "ns per object",
-        {h: dict(color=f"C{designs.index(d) % 10}", linestyle="-" if wl ==
-                 "bulk" else "--") for h, (d, wl) in zip(heads, cols)})
+        "(ns per object, median; dashed: single calls)", ["bulk"] + cols,
+        rows, "objects per call (N)", "ns per object",
+        {c: dict(color=f"C{designs.index(c.split()[0]) % 10}",
+                 linestyle="--" if "single" in c else "-") for c in cols})
     m = s.macro
     for wl in macro.ran(m, "workloads") if m else []:
         bl, ks = m["ak_baseline"], (macro.ELAPSED, macro.RSS)

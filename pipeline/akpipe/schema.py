@@ -23,11 +23,11 @@ def spec(text, default):
 
 MACHINE = {"*": "s-"}
 # A benchmark row: Google Benchmark's strings and the identity fields
-# atomkit-bench writes (doc/benchmarks.md); "x" is not a field it writes.
+# atomkit-bench writes (doc/benchmarks.md), and Google Benchmark's figures.
 ROW = spec("""name run_name run_type aggregate_name aggregate_unit time_unit
 label error_message ak_suite ak_arch ak_op ak_variant ak_ordering ak_insn
 ak_metric ak_outcome ak_state ak_placement ak_mode ak_workload ak_design
-ak_cpu_partial ak_width:i- ak_size:i- ak_bulk:i- error_occurred:b- ak_*:x
+ak_cpu_partial ak_width:i- ak_size:i- ak_bulk:i- error_occurred:b-
 *:n?-""", "s-")
 SUITE = dict(context="o", benchmarks="a")
 M_TOP = spec("""ak_macro_schema ak_set ak_run_mode ak_run_started
@@ -85,14 +85,10 @@ def walk(o, want, where="", drop=False):
     pre = where + "." if where else ""
     for k in [k for k in want if "*" not in k] + [k for k in o
                                                    if k not in want]:
-        t = want.get(k) or want.get("ak_*" if k.startswith("ak_") else "*")
-        v = o.get(k)
+        t, v = want.get(k, want.get("*")), o.get(k)
         if t is None:
             continue
-        if t == "x":
-            del o[k]
-            yield f"{pre}{k}: not a field atomkit-bench writes: ignored"
-        elif k not in o:
+        if k not in o:
             if "-" not in t:
                 yield f"{pre}{k}: missing"
         elif not (is_a(v, t[0]) or v is None and "?" in t):
@@ -218,19 +214,15 @@ def _rules(m):
         yield (f"ak_macro_schema: version {m['ak_macro_schema']} is unknown"
                " (this atomkit-report reads versions "
                f"{' and '.join(MACRO_SCHEMAS)})")
-    alloc = {}
-    for i, o in enumerate(m["allocators"] + m["workloads"]):
-        w = (f"allocators[{i}]" if i < len(m["allocators"]) else
-             f"workloads[{i - len(m['allocators'])}]")
+    alloc, ran = {}, dict(allocators=(), workloads=RAN_ONLY)
+    for w, o in [(f"{k}[{i}]", o) for k in ran for i, o in enumerate(m[k])]:
         if o["status"] not in ("ran", "skipped"):
             yield f'{w}.status: "{o["status"]}" is neither ran nor skipped'
         if o["status"] == "skipped" and "reason" not in o:
             yield f"{w}.reason: missing (it was skipped)"
-        if w[0] == "a":
-            if alloc.setdefault(o["name"], o) is not o:
-                yield f'{w}.name: "{o["name"]}" is listed twice'
-            continue
-        for k in RAN_ONLY if o["status"] == "ran" else ():
+        if w[0] == "a" and alloc.setdefault(o["name"], o) is not o:
+            yield f'{w}.name: "{o["name"]}" is listed twice'
+        for k in ran[w[:w.index("[")]] if o["status"] == "ran" else ():
             if k not in o:
                 yield f"{w}.{k}: missing (the workload ran)"
     failed = 0

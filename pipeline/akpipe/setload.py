@@ -84,8 +84,7 @@ class Bench:
                 if not math.isnan(x)]
 
     def fig(self, field):
-        f = Fig(reps=self.reps)
-        vals = [] if self.skip else self.vals(field)
+        f, vals = Fig(reps=self.reps), self.vals(field)
         if self.skip:
             return f
         if vals:
@@ -236,18 +235,16 @@ def _load_suite(s, stem):
 def load_set(path):
     s = Set(path)
     try:
-        if not os.path.isdir(s.path):
-            os.stat(s.path)
-            s.msg(f"{s.path}: not a directory: a result set is a folder "
-                  "(results/<arch>/<machine>/<date>-<rev>/)", True)
-            return s
-        _load_machine(s)
-        if not s.usable:
-            return s
         stems = [n[:-5] for n in os.listdir(s.path) if n.endswith(".json")
                  and len(n) > 5 and n not in ("machine.json", "macro.json")]
     except OSError as e:
-        s.msg(f"{s.path}: {e.strerror}", True)
+        s.msg(f"{s.path}: " + ("not a directory: a result set is a folder "
+                               "(results/<arch>/<machine>/<date>-<rev>/)"
+                               if isinstance(e, NotADirectoryError) else
+                               e.strerror), True)
+        return s
+    _load_machine(s)
+    if not s.usable:
         return s
     rank = {n: i for i, n in enumerate(KNOWN_SUITES)}
     for stem in sorted(stems, key=lambda n: (rank.get(n, len(rank)), n)):
