@@ -212,7 +212,7 @@ def _load_suite(s, stem):
     s.suites.append(stem)
     for p in probs:
         s.msg(f"{path}: {p}")
-    for i, row in rows:
+    for row in rows:
         run = row.get("run_name", row["name"])
         b = s.index.setdefault(run, Bench(run, row, stem))
         if b.suite != stem:
