@@ -212,17 +212,19 @@ def _rules(m):
         yield (f"ak_macro_schema: version {m['ak_macro_schema']} is unknown"
                " (this atomkit-report reads versions "
                f"{' and '.join(MACRO_SCHEMAS)})")
-    alloc, ran = {}, dict(allocators=(), workloads=RAN_ONLY)
-    for w, o in [(f"{k}[{i}]", o) for k in ran for i, o in enumerate(m[k])]:
-        if o["status"] not in ("ran", "skipped"):
-            yield f'{w}.status: "{o["status"]}" is neither ran nor skipped'
-        if o["status"] == "skipped" and "reason" not in o:
-            yield f"{w}.reason: missing (it was skipped)"
-        if w[0] == "a" and alloc.setdefault(o["name"], o) is not o:
-            yield f'{w}.name: "{o["name"]}" is listed twice'
-        for k in ran[w[:w.index("[")]] if o["status"] == "ran" else ():
-            if k not in o:
-                yield f"{w}.{k}: missing (the workload ran)"
+    alloc = {}
+    for arr, need in (("allocators", ()), ("workloads", RAN_ONLY)):
+        for w, o in ((f"{arr}[{i}]", o) for i, o in enumerate(m[arr])):
+            if o["status"] not in ("ran", "skipped"):
+                yield f'{w}.status: "{o["status"]}" is neither ran nor ' \
+                    "skipped"
+            if o["status"] == "skipped" and "reason" not in o:
+                yield f"{w}.reason: missing (it was skipped)"
+            if not need and alloc.setdefault(o["name"], o) is not o:
+                yield f'{w}.name: "{o["name"]}" is listed twice'
+            for k in need if o["status"] == "ran" else ():
+                if k not in o:
+                    yield f"{w}.{k}: missing (the workload ran)"
     failed = 0
     for i, a in enumerate(m["allocators"]):
         v = a.get("variant_of")

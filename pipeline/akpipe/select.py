@@ -70,6 +70,8 @@ def rank(s, no, op):
     # by the unit unless a candidate has a time but no figure in it
     k = 3 if not s.counter or any(not b.skip and math.isnan(u.v) and not
                                   math.isnan(t.v) for b, _, u, t in c) else 2
+    # each candidate with whether it is out of the ranking (skipped, or
+    # no figure to rank by), the ranked ones first, lowest first
     c = sorted(((b, ch, u, tm, bool(b.skip) or math.isnan((u, tm)[k - 2].v))
                 for b, ch, u, tm in c), key=lambda x: (x[4], 0 if x[4] else
                                                        x[k].v))
