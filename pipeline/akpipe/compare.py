@@ -8,32 +8,38 @@ from .table import Table, w, md, T, OUT
 
 ALPHA = 0.05            # Google Benchmark's tools/compare.py
 NO_SCIPY = []           # said once
-VERDICT = dict(faster="faster", slower="slower", noise="noise",
-               faster1="faster? (1 run: noise not judged)",
-               slower1="slower? (1 run: noise not judged)",
-               same1="same (1 run)", differs="differs", skipped="skipped",
-               nofig="no figure")
-FLAG = dict(faster="faster", slower="slower", faster1="faster?",
-            slower1="slower?", differs="differs")
+# verdict: (the words in the table, the flag in text, the summary's words)
+VERDICT = dict(faster=("faster", "faster", "faster"),
+               slower=("slower", "slower", "slower"),
+               noise=("noise", "", ""),
+               faster1=("faster? (1 run: noise not judged)", "faster?", ""),
+               slower1=("slower? (1 run: noise not judged)", "slower?", ""),
+               same1=("same (1 run)", "", ""),
+               differs=("differs", "differs",
+                        "ratios (no better direction) differ"),
+               skipped=("skipped", "", "skipped in A or B"),
+               nofig=("no figure", "", "without a figure"))
 SECT = ("suite", "arch", "workload", "placement")
 ROWK = ("op", "variant", "ordering", "metric", "outcome", "state", "design",
-        "mode", "cpu_partial", "size")
+        "mode", "cpu_partial", "size", "bulk")
+HEAD = (("machine", "ak_machine"), ("arch", "ak_arch"),
+        ("CPU", "ak_cpu_model"), ("kernel", "ak_kernel"),
+        ("compiler", "ak_compiler"), ("rev", "ak_git_rev"),
+        ("counter", "ak_counter_unit"), ("run mode", "ak_run_mode"),
+        ("figures", None), ("emulated", "ak_emulated"))
 
 
 def primary(sa, sb, a, b, ns):
-    """(figure of A, of B, their runs, unit, better direction)."""
-    if a.f("suite") == "contention":
-        fld, k, unit, d = "ops", 1e-6, "Mops/s", 1
-    elif a.f("suite") == "xcheck":
-        fld, k, unit, d = "ratio_suite", 1, "ratio", 0
-    else:
-        fa, fb = sa.unit_fig(a), sb.unit_fig(b)
-        if not ns and not math.isnan(fa.v) and not math.isnan(fb.v):
-            fld = sa.counter
-            return fa, fb, a.vals(fld), b.vals(fld), sa.unit, -1
-        fld, k, unit, d = "real_time", 1, "ns", -1
-    return (a.fig(fld).scaled(k), b.fig(fld).scaled(k), a.vals(fld),
-            b.vals(fld), unit, d)
+    """(figure of A, of B, their runs, unit, better direction: -1 lower,
+    1 higher, 0 none)."""
+    fld, k, unit, d = dict(contention=("ops", 1e-6, "Mops/s", 1),
+                           xcheck=("ratio_suite", 1, "ratio", 0)).get(
+        a.f("suite"), (sa.counter, 1, sa.unit, -1))
+    fa, fb = a.fig(fld).scaled(k), b.fig(fld).scaled(k)
+    if d < 0 and (ns or math.isnan(fa.v) or math.isnan(fb.v)):
+        fld, unit = "real_time", "ns"
+        fa, fb = a.fig(fld), b.fig(fld)
+    return fa, fb, a.vals(fld), b.vals(fld), unit, d
 
 
 def utest(xa, xb):
@@ -52,19 +58,18 @@ def utest(xa, xb):
 
 
 def judge(a, b, fa, fb, p, d):
+    """The verdict: flagged only where the noise rule finds the two
+    distinct and the U test, where it could run, agrees."""
     if a.skip or b.skip:
         return "skipped"
     if math.isnan(fa.v) or math.isnan(fb.v) or fa.v == 0:
         return "nofig"
-    ratio = fb.v / fa.v
-    better = ratio > 1 if d > 0 else ratio < 1
-    v = noise(fa, fb)
+    v, better = noise(fa, fb), (fb.v - fa.v) * d > 0
     if v == "noise" or (v == "distinct" and p is not None and p >= ALPHA):
         return "noise"
-    if v == "distinct":
-        return "differs" if not d else "faster" if better else "slower"
-    return ("same1" if ratio == 1 else "differs" if not d else
-            "faster1" if better else "slower1")
+    one = "" if v == "distinct" else "1"
+    return ("same1" if one and fb.v == fa.v else "differs" if not d else
+            ("faster" if better else "slower") + one)
 
 
 def ident(b, keys):
@@ -73,6 +78,7 @@ def ident(b, keys):
 
 
 def text_rows(rows):
+    """In text, a table per section of benchmarks, short row labels."""
     w(T("compare.intro") + "\n\n")
     sects = {}
     for r in rows:
@@ -81,15 +87,14 @@ def text_rows(rows):
         w(f"### {key}\n\n")
         t = Table("lrrrl", ["", "before", "after", "delta", ""])
         for a, b, fa, fb, unit, v, p in rs:
-            lab = ident(a, ROWK + ("bulk",))
-            if a.threads > 1:
-                lab += f"{' ' if lab else ''}threads:{a.threads}"
+            lab = " ".join(filter(None, [ident(a, ROWK), a.threads > 1 and
+                                         f"threads:{a.threads}"]))
             t.add(lab or a.name.partition("/")[2] or a.name)
             for x, f in ((a, fa), (b, fb)):
                 t.add(f"({t.note(md('s', x.skip))})" if x.skip else num(f.v))
             t.add("–" if v in ("skipped", "nofig") else
-                  ("+" if fb.v >= fa.v else "") + pct(div(fb.v, fa.v) - 1),
-                  FLAG.get(v, ""))
+                  "+" * (fb.v >= fa.v) + pct(div(fb.v, fa.v) - 1),
+                  VERDICT[v][1])
         t.print()
         w("\n")
 
@@ -106,51 +111,39 @@ def cmd_compare(pa, pb):
         return 3
     ns = (not a.counter or a.counter != b.counter
           or a.machine_name() != b.machine_name())
-    rows, cnt, utested = [], dict.fromkeys(VERDICT, 0), 0
+    rows, c = [], dict.fromkeys(VERDICT, 0)
     for x in a.bench:
         y = b.index.get(x.name)
         if y:
             fa, fb, xa, xb, unit, d = primary(a, b, x, y, ns)
             p = utest(xa, xb) if not (x.skip or y.skip) else None
             v = judge(x, y, fa, fb, p, d)
-            utested += p is not None
-            cnt[v] += 1
+            c[v] += 1
             rows.append((x, y, fa, fb, unit, v, p))
     w("# Compare\n\n")
     t = Table("lll", [None, "A", "B"])
     t.add("set", md("t", a.path), md("t", b.path))
-    for k, key in (("machine", "ak_machine"), ("arch", "ak_arch"),
-                   ("CPU", "ak_cpu_model"), ("kernel", "ak_kernel"),
-                   ("compiler", "ak_compiler"), ("rev", "ak_git_rev"),
-                   ("counter", "ak_counter_unit"),
-                   ("run mode", "ak_run_mode")):
-        t.add(k, md("t", a.mach(key)), md("t", b.mach(key)))
-    t.add("figures", a.runs(), b.runs())
-    t.add("emulated", md("t", a.mach("ak_emulated")),
-          md("t", b.mach("ak_emulated")))
+    for k, key in HEAD:
+        t.add(k, *(md("t", s.mach(key)) if key else s.runs() for s in (a, b)))
     t.print()
     w("\n")
-    if a.machine_name() != b.machine_name():
-        w(T("compare.machines") + "\n\n")
-    if ns:
-        w(T("compare.ns") + "\n\n")
+    for cond, key in ((a.machine_name() != b.machine_name(), "machines"),
+                      (ns, "ns")):
+        w(T("compare." + key) + "\n\n" if cond else "")
     if a.emulated or b.emulated:
         w("**emulated: correctness only, figures mean nothing.**\n\n")
-    c = cnt
     w(f"Of {len(rows)} benchmarks in both: {c['faster']} faster and "
       f"{c['slower']} slower beyond the noise, {c['noise']} within the "
       "noise")
     if c["faster1"] + c["slower1"] + c["same1"]:
         w(f"; {c['faster1']} faster, {c['slower1']} slower and {c['same1']} "
           "the same on single runs, where the noise cannot be judged")
-    for k, what in (("differs", "ratios (no better direction) differ"),
-                    ("skipped", "skipped in A or B"),
-                    ("nofig", "without a figure")):
-        w(f"; {c[k]} {what}" if c[k] else "")
+    w("".join(f"; {c[k]} {VERDICT[k][2]}" for k in ("differs", "skipped",
+                                                     "nofig") if c[k]))
     w(f". Only in A: {sum(x.name not in b.index for x in a.bench)}; only in"
       f" B: {sum(y.name not in a.index for y in b.bench)}.\n\n")
-    w(T("compare.figures", alpha=f"{ALPHA:g}", n=utested, of=len(rows))
-      + "\n\n")
+    w(T("compare.figures", alpha=f"{ALPHA:g}", n=sum(
+        r[6] is not None for r in rows), of=len(rows)) + "\n\n")
     if OUT.text:
         text_rows(rows)
         return exit_status(2)
@@ -162,10 +155,10 @@ def cmd_compare(pa, pb):
             t.add(md("s", x.skip) if x.skip else num(fa.v),
                   md("s", y.skip) if y.skip else num(fb.v), "–", None, None,
                   "skipped")
-            continue
-        t.add(num(fa.v), num(fb.v), num(div(fb.v, fa.v)), spread(fa),
-              spread(fb), VERDICT[v] + (f" (U test p {p:.2f})" if p is not
-                                        None and v == "noise" and
-                                        noise(fa, fb) == "distinct" else ""))
+        else:
+            t.add(num(fa.v), num(fb.v), num(div(fb.v, fa.v)), spread(fa),
+                  spread(fb), VERDICT[v][0] + (
+                      f" (U test p {p:.2f})" if p is not None and v == "noise"
+                      and noise(fa, fb) == "distinct" else ""))
     t.print()
     return exit_status(2)

@@ -5,7 +5,7 @@ import re
 import textwrap
 
 from . import macro
-from .setload import load_set, exit_status, problem, note, prim_id, fig
+from .setload import load_set, exit_status, problem, note, prim_id
 from .table import w, md
 
 
@@ -13,45 +13,40 @@ def safe(s):
     return re.sub(r"[^A-Za-z0-9._-]", "_", s)
 
 
-def write_dat(out, name, head, rows):
-    """The data of a plot: a header line, then a row per x."""
-    with open(os.path.join(out, name + ".dat"), "w") as f:
-        f.write("\t".join(head) + "\n")
-        for x, ys in rows:
-            f.write("\t".join([str(x)] + ["-" if y is None or math.isnan(y)
-                                          else "%.6g" % y for y in ys]) + "\n")
-
-
-def draw(out, name, title, kind, head, rows, xlabel="", ylabel="",
-         style=None):
-    """Bars (a cluster per row) or lines (x against each column)."""
+def draw(out, name, title, head, rows, xlabel, ylabel, style=None):
+    """One plot and its data (a header line, then a row per x): bars, a
+    cluster per row, where x is a string; else lines, x against each
+    column, on a log-2 axis (style: per line, then a log y axis)."""
     import matplotlib
     matplotlib.use("svg")
     # the same data draws the same file: no date, ids from a fixed salt
     matplotlib.rcParams["svg.hashsalt"] = "atomkit"
     import matplotlib.pyplot as plt
-    write_dat(out, name, head, rows)
+    rows = [(x, [math.nan if y is None else y for y in ys]) for x, ys in rows]
+    with open(os.path.join(out, name + ".dat"), "w") as f:
+        f.write("\t".join(head) + "\n" + "".join("\t".join(
+            [str(x)] + ["-" if math.isnan(y) else "%.6g" % y for y in ys])
+            + "\n" for x, ys in rows))
     figr, ax = plt.subplots(figsize=(11, 6.5))
-    nan = lambda y: math.nan if y is None else y
-    if kind == "bars":
-        n = len(head) - 1
-        for j in range(n):
-            ax.bar([i + (j - (n - 1) / 2) * 0.8 / n for i in range(len(rows))],
-                   [nan(ys[j]) for _, ys in rows], 0.8 / n, label=head[j + 1])
-        ax.set_xticks(range(len(rows)), [str(x) for x, _ in rows],
-                      rotation=-45 if len(rows) > 6 else 0, ha="left"
-                      if len(rows) > 6 else "center")
-        if style == "baseline":
+    n, xs = len(head) - 1, [x for x, _ in rows]
+    for j, lab in enumerate(head[1:]):
+        ys = [r[1][j] for r in rows]
+        if isinstance(xs[0], str):
+            ax.bar([i + (j - (n - 1) / 2) * 0.8 / n for i in range(len(xs))],
+                   ys, 0.8 / n, label=lab)
+        else:
+            pts = [(x, y) for x, y in zip(xs, ys) if not math.isnan(y)]
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o",
+                    label=lab, **(style or {}).get(lab, {}))
+    if isinstance(xs[0], str):
+        many = len(rows) > 6
+        ax.set_xticks(range(len(rows)), xs, rotation=-45 if many else 0,
+                      ha="left" if many else "center")
+        if style:
             ax.axhline(1, color="black", linestyle="--", linewidth=1)
     else:
-        for j, lab in enumerate(head[1:]):
-            pts = [(x, ys[j]) for x, ys in rows if ys[j] is not None
-                   and not math.isnan(ys[j])]
-            st = (style or {}).get(lab, {})
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o",
-                    label=lab, **st)
         ax.set_xscale("log", base=2)
-        ax.set_xticks([x for x, _ in rows], [str(x) for x, _ in rows])
+        ax.set_xticks(xs, [str(x) for x in xs])
         ax.minorticks_off()
         if style:
             ax.set_yscale("log")
@@ -70,7 +65,7 @@ def draw(out, name, title, kind, head, rows, xlabel="", ylabel="",
 
 def plotted_prim(b):
     """The key of an uncontended primitive that primitives.svg shows."""
-    if b.f("suite") != "prim" or b.f("metric") != "lat":
+    if b.skip or b.f("suite") != "prim" or b.f("metric") != "lat":
         return None
     if b.f("arch") == "ref":
         return b.f("op") if b.f("op") in ("spinlock", "mutex") else None
@@ -79,92 +74,77 @@ def plotted_prim(b):
     return f"{b.f('op')}/{b.f('variant')}"
 
 
+def pivot(bs, x, col, val):
+    """(columns, rows): x against each column, the first benchmark's val."""
+    cols = list(dict.fromkeys(map(col, bs)))
+    v = {(x(b), col(b)): val(b) for b in reversed(bs)}
+    return cols, [(k, [v.get((k, c)) for c in cols])
+                  for k in sorted({x(b) for b in bs})]
+
+
+def set_plots(s, tag, out):
+    """The plots of one set: contention, bulk, whole programs."""
+    name = f"{s.machine_name()} {s.set_name()}"
+    for p in dict.fromkeys(b.f("placement") for b in
+                           s.each("suite=contention placement!=")):
+        for gen in ("!", ""):
+            ks, rows = pivot([b for b in s.each(
+                f"suite=contention placement={p} arch{gen}=generic")
+                if not b.skip], lambda b: b.threads, prim_id,
+                lambda b: b.fig("ops").v / 1e6)
+            g = ("", "") if gen else ("-generic", ", generic C11")
+            yield rows and draw(
+                out, f"contention-{tag}-{p}{g[0]}", "Contention on one line,"
+                f" {name}, placement {p}{g[1]} (Mops/s, all threads, "
+                "median)", ["threads"] + ks, rows, "threads", "Mops/s")
+    cols, rows = pivot([b for b in s.each(
+        "suite=slab workload=bulk|bulk_fallback bulk!=") if not b.skip],
+        lambda b: b.n("bulk"), lambda b: f"{b.f('design')} " + (
+            "bulk" if b.f("workload") == "bulk" else "single calls"),
+        lambda b: b.fig("real_time").v)
+    designs = list(dict.fromkeys(c.split()[0] for c in cols))
+    yield rows and draw(
+        out, f"bulk-{tag}", f"Bulk alloc+free of 256-byte objects, {name} "
+        "(ns per object, median; dashed: single calls)", ["bulk"] + cols,
+        rows, "objects per call (N)", "ns per object",
+        {c: dict(color=f"C{designs.index(c.split()[0]) % 10}",
+                 linestyle="--" if "single" in c else "-") for c in cols})
+    m = s.macro
+    for wl in macro.ran(m, "workloads") if m else []:
+        bl, ks = m["ak_baseline"], (macro.ELAPSED, macro.RSS)
+        base, sts = macro.MStat(wl, bl), [
+            (a["name"], macro.MStat(wl, a["name"]))
+            for a in macro.ran(m, "allocators")]
+        yield base.ok and draw(
+            out, f"macro-{tag}-{safe(wl['name'])}", f"{wl['name']}, {name}:"
+            f" elapsed and peak RSS / {bl} (means; lower is better)",
+            ["allocator", f"elapsed / {bl}", f"peak RSS / {bl}"],
+            [(safe(a), [st.f[k].v / base.f[k].v if st.ok and base.f[k].v
+                        else None for k in ks]) for a, st in sts],
+            "", f"relative to {bl}", True)
+
+
 def plots(sets, out):
-    keys = []
-    for s in sets:
-        for b in s.bench:
-            k = None if b.skip else plotted_prim(b)
-            if k and k not in keys:
-                keys.append(k)
+    keys = list(dict.fromkeys(k for s in sets for k in map(
+        plotted_prim, s.bench) if k))
     if not keys:
         note("plot: no uncontended primitives in the sets: no "
              "primitives.svg")
     else:
         def ns(s, k):
-            f = next((b.fig("real_time") for b in s.bench
-                      if plotted_prim(b) == k and
-                      not math.isnan(b.fig("real_time").v)), None)
-            return f.v if f else None
+            return next((f.v for f in (b.fig("real_time") for b in s.bench
+                                       if plotted_prim(b) == k)
+                         if not math.isnan(f.v)), None)
         yield draw(out, "primitives", "Cost per primitive, uncontended "
-                   "latency (median, ns)", "bars", ["primitive"] + [
+                   "latency (median, ns)", ["primitive"] + [
                        f"{s.machine_name()} {s.set_name()}" for s in sets],
                    [(k, [ns(s, k) for s in sets]) for k in keys], "", "ns")
     tags = []
     for s in sets:
-        tag = safe(f"{s.machine_name()}-{s.set_name()}")
-        n, base = 1, tag
-        while tag in tags:
-            n += 1
-            tag = f"{base}-{n}"
-        tags.append(tag)
-        name = f"{s.machine_name()} {s.set_name()}"
-        for p in dict.fromkeys(b.f("placement") for b in
-                               s.each("suite=contention placement!=")):
-            for gen in ("!", ""):
-                bs = [b for b in s.each(f"suite=contention placement={p} "
-                                        f"arch{gen}=generic") if not b.skip]
-                if not bs:
-                    continue
-                ks = list(dict.fromkeys(prim_id(b) for b in bs))
-                thr = sorted({b.threads for b in bs})
-                ops = {(b.threads, prim_id(b)): b.fig("ops").v / 1e6
-                       for b in reversed(bs)}
-                yield draw(out, f"contention-{tag}-{p}"
-                           f"{'-generic' if gen == '' else ''}",
-                           f"Contention on one line, {name}, placement {p}"
-                           f"{', generic C11' if gen == '' else ''} (Mops/s,"
-                           " all threads, median)", "lines", ["threads"] + ks,
-                           [(t, [ops.get((t, k)) for k in ks]) for t in thr],
-                           "threads", "Mops/s")
-        bs = [b for b in s.each("suite=slab workload=bulk|bulk_fallback "
-                                "bulk!=") if not b.skip]
-        if bs:
-            cols = list(dict.fromkeys(
-                f"{b.f('design')} " + ("bulk" if b.f("workload") == "bulk"
-                                       else "single calls") for b in bs))
-            sizes = sorted({b.n("bulk") for b in bs})
-
-            def t(c, z):
-                d, _, k = c.partition(" ")
-                wl = "bulk" if k == "bulk" else "bulk_fallback"
-                return fig(s.find(f"suite=slab workload={wl} design={d} "
-                                  f"bulk={z}"), "real_time").v
-            colours = list(dict.fromkeys(c.split()[0] for c in cols))
-            style = {c: dict(color=f"C{colours.index(c.split()[0]) % 10}",
-                             linestyle="--" if "single" in c else "-")
-                     for c in cols}
-            yield draw(out, f"bulk-{tag}", "Bulk alloc+free of 256-byte "
-                       f"objects, {name} (ns per object, median; dashed: "
-                       "single calls)", "lines", ["bulk"] + cols,
-                       [(z, [t(c, z) for c in cols]) for z in sizes],
-                       "objects per call (N)", "ns per object", style)
-        m = s.macro
-        for wl in macro.ran(m, "workloads") if m else []:
-            base = macro.MStat(wl, m["ak_baseline"])
-            if not base.ok:
-                continue
-            rows = []
-            for a in macro.ran(m, "allocators"):
-                st = macro.MStat(wl, a["name"])
-                rows.append((safe(a["name"]), [
-                    st.f[k].v / base.f[k].v if st.ok and base.f[k].v else
-                    None for k in (macro.ELAPSED, macro.RSS)]))
-            bl = m["ak_baseline"]
-            yield draw(out, f"macro-{tag}-{safe(wl['name'])}",
-                       f"{wl['name']}, {name}: elapsed and peak RSS / {bl} "
-                       "(means; lower is better)", "bars",
-                       ["allocator", f"elapsed / {bl}", f"peak RSS / {bl}"],
-                       rows, "", f"relative to {bl}", "baseline")
+        base = safe(f"{s.machine_name()}-{s.set_name()}")
+        tags.append(next(t for t in [base] + [f"{base}-{n}" for n in range(
+            2, len(tags) + 3)] if t not in tags))
+        yield from filter(None, set_plots(s, tags[-1], out))
 
 
 def cmd_plot(paths, out):
@@ -174,10 +154,6 @@ def cmd_plot(paths, out):
         return status
     try:
         os.makedirs(out, exist_ok=True)
-    except OSError as e:
-        problem(f"{out}: cannot create the folder: {e.strerror}")
-        return 3
-    try:
         done = list(plots(sets, out))
     except OSError as e:
         problem(f"{e.filename}: cannot write: {e.strerror}")

@@ -1,4 +1,4 @@
-"""atomkit-report's command line and `check` (doc/report.md)."""
+"""atomkit-report's command line, `tables` and `check` (doc/report.md)."""
 import os
 import sys
 
@@ -12,99 +12,73 @@ class Usage(Exception):
 
 
 def cmd_tables(paths):
-    usable = 0
-    for p in paths:
-        s = load_set(p)
-        if s.usable:
-            OUT.w("\n" if usable else "")
-            usable += 1
-            tables.render(s)
-    return exit_status(usable)
+    sets = [s for s in map(load_set, paths) if s.usable]
+    for k, s in enumerate(sets):
+        OUT.w("\n" if k else "")
+        tables.render(s)
+    return exit_status(len(sets))
 
 
 def cmd_check(paths):
     usable = 0
-    for p in paths:
-        s = load_set(p)
-        if not s.usable:
-            OUT.w(f"{s.path}: rejected: {s.why_short()}\n")
-            continue
-        usable += 1
-        r = (f"{s.path}: {'problems' if s.problems else 'ok'} "
-             f"({len(s.suites)} suites, {len(s.bench)} benchmarks")
-        if s.problems:
-            r += (f"; {s.problems} problem{'s' if s.problems > 1 else ''}, "
-                  "reported above")
-        r += macro.check_line(s)
-        if s.missing:
-            r += "; missing: " + " ".join(s.missing)
-        if s.emulated:
-            r += "; emulated: figures mean nothing"
-        OUT.w(r + ")\n")
+    for s in map(load_set, paths):
+        usable += s.usable
+        n = s.problems
+        OUT.w(f"{s.path}: rejected: {s.why_short()}\n" if not s.usable else
+              f"{s.path}: {'problems' if n else 'ok'} ({len(s.suites)} "
+              f"suites, {len(s.bench)} benchmarks" + (
+                  f"; {n} problem{'s' * (n > 1)}, reported above" if n
+                  else "") + macro.check_line(s) +
+              "; missing: " * bool(s.missing) + " ".join(s.missing) +
+              "; emulated: figures mean nothing" * s.emulated + ")\n")
     return exit_status(usable)
 
 
-CMDS = dict(tables=(cmd_tables, 0), select=(select.cmd_select, 0),
+# subcommand: (function, its operands: how many, or None for one or more)
+CMDS = dict(tables=(cmd_tables, None), select=(select.cmd_select, None),
             compare=(compare.cmd_compare, 2), index=(select.cmd_index, 1),
-            plot=(None, 0), check=(cmd_check, 0))
-NEED = dict(compare="compare: needs two sets, A and B",
-            index="index: needs one folder (e.g. results/)")
-
-
-def fmt(a):
-    f = a[len("--format="):]
-    if f not in ("markdown", "md", "text"):
-        raise Usage(f"unknown format '{f}' (markdown or text)")
-    OUT.text = f == "text"
+            plot=(plot.cmd_plot, None), check=(cmd_check, None))
+NEED = {1: "index: needs one folder (e.g. results/)",
+        2: "compare: needs two sets, A and B"}
 
 
 def run(argv):
-    while argv and argv[0].startswith("--format="):
-        fmt(argv.pop(0))
-    if not argv:
-        sys.stderr.write(T("usage"))
-        return 2
-    if argv[0] in ("--help", "-h", "help"):
-        sys.stdout.write(T("usage"))
-        return 0
-    cmd = argv[0]
-    if cmd.startswith("-"):
-        raise Usage(f"unknown option '{cmd}'")
-    if cmd not in CMDS:
-        raise Usage(f"unknown subcommand '{cmd}'")
-    args, out, i = [], None, 1
-    while i < len(argv):
-        a = argv[i]
-        if a == "--":
-            args += argv[i + 1:]
-            break
-        if a in ("--help", "-h"):
+    cmd, args, out, it = None, [], None, iter(argv)
+    for a in it:
+        if a == "--" and cmd:
+            args += it
+        elif a in ("--help", "-h") or a == "help" and not cmd:
             sys.stdout.write(T("usage"))
             return 0
-        if cmd == "plot" and a in ("-o", "--output"):
-            if i + 1 >= len(argv):
-                raise Usage(f"{a} needs a folder")
-            i += 1
-            out = argv[i]
         elif a.startswith("--format="):
-            fmt(a)
+            if a[9:] not in ("markdown", "md", "text"):
+                raise Usage(f"unknown format '{a[9:]}' (markdown or text)")
+            OUT.text = a[9:] == "text"
+        elif cmd == "plot" and a in ("-o", "--output"):
+            out = next(it, None)
+            if out is None:
+                raise Usage(f"{a} needs a folder")
         elif cmd == "plot" and a.startswith("--output="):
-            out = a[len("--output="):]
+            out = a[9:]
         elif a.startswith("-") and len(a) > 1:
             raise Usage(f"unknown option '{a}'")
-        else:
+        elif cmd:
             args.append(a)
-        i += 1
+        elif a in CMDS:
+            cmd = a
+        else:
+            raise Usage(f"unknown subcommand '{a}'")
+    if not cmd:
+        sys.stderr.write(T("usage"))
+        return 2
     fn, n = CMDS[cmd]
     if n and len(args) != n:
-        raise Usage(NEED[cmd])
+        raise Usage(NEED[n])
     if not args:
         raise Usage(f"{cmd}: needs at least one set")
-    if cmd == "plot":
-        if not out:
-            raise Usage(f"{cmd}: needs -o OUTDIR")
-        return plot.cmd_plot(args, out)
-    return fn(*args) if n else fn(args)
+    if cmd == "plot" and not out:
+        raise Usage("plot: needs -o OUTDIR")
+    return fn(args, out) if out else fn(*args) if n else fn(args)
 
 
 def main(argv=None):

@@ -11,9 +11,9 @@ from .table import Table, w, md, T, OUT
 ARCH_PRIM = "suite=prim arch!=ref|generic metric=lat op="
 
 
-def cands(s, spec, name):
+def cands(spec, name):
     """The candidates of spec, each named by name(b)."""
-    return [(b, name(b)) for b in s.each(spec)]
+    return lambda s: [(b, name(b)) for b in s.each(spec)]
 
 
 def name_of(op):
@@ -22,14 +22,17 @@ def name_of(op):
                       (f" [{b.f('ordering')}]" if b.f("ordering") else ""))
 
 
+def local_order(s):
+    """cmpxchg64's local ordering, or relaxed where the arch has none."""
+    return ("local" if any(b.f("ordering").startswith("local") for b in
+                           s.each(ARCH_PRIM + "cmpxchg64")) else "relaxed")
+
+
 def c_local_full(s):
     """cmpxchg64 [local] (relaxed where the arch has none) and [full]."""
-    bs = s.each(ARCH_PRIM + "cmpxchg64")
-    loc = ("local" if any(b.f("ordering").startswith("local") for b in bs)
-           else "relaxed")
-    return [(b, name_of("cmpxchg64")(b)) for b in bs if b.skip or
-            b.f("ordering").startswith(loc) or
-            b.f("ordering").startswith("full")]
+    return [(b, name_of("cmpxchg64")(b)) for b in s.each(
+        ARCH_PRIM + "cmpxchg64") if b.skip or b.f("ordering").startswith(
+            (local_order(s), "full"))]
 
 
 # (operation, what is measured, the this_cpu op among them, others)
@@ -39,17 +42,17 @@ OPS = (("freelist pop+push (per-CPU op)", "op.freelist", "list_pop_push",
         lambda s: [(s.slab("pair", d, 64), d) for d in (
             "slub-tid", "slub-local", "rseq-list")]),
        ("pair update of freelist+counter", "op.pair", "cmpxchg128",
-        lambda s: cands(s, "suite=prim metric=lat arch!=ref op=cmpxchg128|"
-                        "try_cmpxchg128", name_of(None))),
-       ("per-CPU counter add", "op.add", "add", lambda s: cands(
-           s, ARCH_PRIM + "fetch_add64", name_of("fetch_add64"))),
+        cands("suite=prim metric=lat arch!=ref op=cmpxchg128|"
+              "try_cmpxchg128", name_of(None))),
+       ("per-CPU counter add", "op.add", "add", cands(
+           ARCH_PRIM + "fetch_add64", name_of("fetch_add64"))),
        ("local vs SMP-safe cmpxchg", "op.local", None, c_local_full),
-       ("bulk refill", "op.bulk", None, lambda s: cands(
-           s, "suite=slab bulk=16 workload=bulk|bulk_fallback",
+       ("bulk refill", "op.bulk", None, cands(
+           "suite=slab bulk=16 workload=bulk|bulk_fallback",
            lambda b: f"{b.f('design')} " + (
                "bulk" if b.f("workload") == "bulk" else "single calls"))),
-       ("allocator fastpath", "op.fastpath", None, lambda s: cands(
-           s, "suite=slab workload=pair size=64", lambda b: b.f("design"))))
+       ("allocator fastpath", "op.fastpath", None, cands(
+           "suite=slab workload=pair size=64", lambda b: b.f("design"))))
 
 
 def rank(s, no, op):
@@ -64,21 +67,21 @@ def rank(s, no, op):
     if not c:
         w("No candidate measured in this set.\n")
         return "no data", None, False
-    by_unit = bool(s.counter) and not any(
-        not b.skip and math.isnan(u.v) and not math.isnan(t.v)
-        for b, _, u, t in c)
-    k = 2 if by_unit else 3
-    out = lambda x: bool(x[0].skip) or math.isnan(x[k].v)
-    c.sort(key=lambda x: (out(x), 0 if out(x) else x[k].v))
-    nr = sum(not out(x) for x in c)
+    # by the unit unless a candidate has a time but no figure in it
+    k = 3 if not s.counter or any(not b.skip and math.isnan(u.v) and not
+                                  math.isnan(t.v) for b, _, u, t in c) else 2
+    # each candidate with whether it is out of the ranking (skipped, or
+    # no figure to rank by), the ranked ones first, lowest first
+    c = sorted(((b, ch, u, tm, bool(b.skip) or math.isnan((u, tm)[k - 2].v))
+                for b, ch, u, tm in c), key=lambda x: (x[4], 0 if x[4] else
+                                                       x[k].v))
+    nr = sum(not x[4] for x in c)
     t = Table("rllrrl", ["rank", "candidate", "benchmark", s.unit, "ns",
                          "spread"])
-    for i, (b, ch, u, tm) in enumerate(c):
+    for i, (b, ch, u, tm, _) in enumerate(c):
         t.add(str(i + 1) if i < nr else "–", md("t", ch), md("c", b.name))
-        if b.skip:
-            t.add(md("s", b.skip), None, None)
-        else:
-            t.add(num(u.v), num(tm.v), spread(u if by_unit else tm))
+        t.add(*(md("s", b.skip), None, None) if b.skip else (
+            num(u.v), num(tm.v), spread(u if k == 2 else tm)))
     t.print()
     w("\n")
     if not nr:
@@ -89,8 +92,7 @@ def rank(s, no, op):
         w(f"**{md('t', first)}**: the only candidate measured.\n")
         return f"{first} (only one measured)", first, False
     f1, f2, second = c[0][k], c[1][k], c[1][1]
-    margin = pct(div(f2.v, f1.v) - 1)
-    v = noise(f1, f2)
+    margin, v = pct(div(f2.v, f1.v) - 1), noise(f1, f2)
     if v == "noise":
         w(f"**{md('t', first)}** leads {md('t', second)} by {margin}, "
           "**within noise**: the two best differ by less than their "
@@ -119,33 +121,26 @@ def select_set(s):
 
 def cmd_select(paths):
     w("# Primitive selection\n")
-    sets, vds = [], []
-    for p in paths:
-        s = load_set(p)
-        if s.usable:
-            sets.append(s)
-            vds.append(select_set(s))
+    sets = [s for s in map(load_set, paths) if s.usable]
+    vds = [select_set(s) for s in sets]
     if len(sets) > 1:
         w(f"\n## Where the choice changes\n\n{T('select.changes')}\n\n")
         t = Table("l", ["operation"] + [
             f"{md('t', s.machine_name())} ({md('t', s.mach('ak_arch'))}), "
             f"{md('t', s.set_name())}" for s in sets] + ["choice changes"])
         for k, op in enumerate(OPS):
-            t.add(op[0])
             v = [vd[k] for vd in vds]
-            t.add(*(md("t", x[0]) for x in v))
             wins = [x for x in v if x[1]]
             differs = len({x[1] for x in wins}) > 1
             noisy = sum(x[2] for x in wins)
-            t.add(f"yes (within noise on {noisy} of {len(wins)})"
-                  if len(wins) >= 2 and differs and noisy else
-                  "–" if len(wins) < 2 else "yes" if differs else "no")
+            t.add(op[0], *(md("t", x[0]) for x in v),
+                  "–" if len(wins) < 2 else
+                  f"yes (within noise on {noisy} of {len(wins)})"
+                  if differs and noisy else "yes" if differs else "no")
         macro.select_row(t, sets)
         t.print()
     return exit_status(len(sets))
 
-
-# ---- index ----
 
 def walk(d):
     """The sets under d; hidden and linked folders are not entered."""
@@ -161,22 +156,18 @@ def walk(d):
 
 
 def set_cell(rel):
-    if OUT.text:
-        return rel
     href = "".join(f"%{ord(c):02X}" if c in " ()<>[]|%\"'" or ord(c) < 0x20
                    else c for c in rel)
-    return (f"[{md('t', path_comp(rel, 0))}]({href}/) "
-            f"([tables]({href}/tables.md))")
+    return rel if OUT.text else (f"[{md('t', path_comp(rel, 0))}]({href}/)"
+                                 f" ([tables]({href}/tables.md))")
 
 
 def fastest(s, op, order):
-    who, best = None, None
-    for b in s.each(ARCH_PRIM + op):
-        f = s.unit_fig(b)
-        if not b.skip and b.f("ordering").startswith(order) and \
-                not math.isnan(f.v) and (not who or f.v < best.v):
-            who, best = b, f
-    return who, best.v if who else math.nan
+    """(figure, variant) of the fastest of an arch's op at an ordering."""
+    return min(((f.v, b.f("variant")) for b in s.each(ARCH_PRIM + op)
+                for f in [s.unit_fig(b)] if not b.skip and not math.isnan(
+                    f.v) and b.f("ordering").startswith(order)),
+               key=lambda x: x[0], default=(math.nan, None))
 
 
 def who_of(who):
@@ -189,28 +180,24 @@ def index_row(t, s, rel):
                          path_comp(rel, 2) or "–"), set_cell(rel))
     if not s.usable:
         return t.add(*["–"] * 7, f"rejected: {md('t', s.why_short())}")
-    t.add("yes" if s.emulated else "no", md("t", s.unit))
-    full, loc = fastest(s, "cmpxchg64", "full")[1], "local"
-    b, lv = fastest(s, "cmpxchg64", "local")
-    if not b:
-        b2, lv2 = fastest(s, "cmpxchg64", "relaxed")
-        if b2:
-            loc, lv = "relaxed", lv2
-    t.add(f"{num(full)} / {num(lv)}{' (relaxed)' if loc != 'local' else ''}")
-    b, c128 = fastest(s, "cmpxchg128", "full")
-    t.add(num(c128) + who_of(b.f("variant") if b else None))
-    t.add(" / ".join(num(s.unit_fig(s.find(f"suite=percpu op=add mode={m}")).v)
-                     for m in ("rseq", "atomic", "thread")))
+    loc, lv = "", fastest(s, "cmpxchg64", "local")
+    if lv[1] is None and fastest(s, "cmpxchg64", "relaxed")[1] is not None:
+        loc, lv = " (relaxed)", fastest(s, "cmpxchg64", "relaxed")
+    c128 = fastest(s, "cmpxchg128", "full")
+    t.add("yes" if s.emulated else "no", md("t", s.unit),
+          f"{num(fastest(s, 'cmpxchg64', 'full')[0])} / {num(lv[0])}{loc}",
+          num(c128[0]) + who_of(c128[1]),
+          " / ".join(num(s.unit_fig(s.find(f"suite=percpu op=add mode={m}"))
+                         .v) for m in ("rseq", "atomic", "thread")))
     for wl, arg, v in (("pair", "size", 64), ("bulk", "bulk", 16)):
         who, f = s.best(wl, arg, v)
         t.add(num(f.v) + who_of(who))
-    notes = ("; emulated: figures mean nothing" if s.emulated else "") + (
-        "; 1 run each" if s.reps <= 1 else "")
-    if s.missing:
-        notes += "; missing:" + "".join(" " + md("t", x) for x in s.missing)
-    if s.problems:
-        notes += (f"; {s.problems} problem{'s' if s.problems > 1 else ''}, "
-                  f"the first: {md('t', s.why_short())}")
+    p = s.problems
+    notes = ("; emulated: figures mean nothing" * s.emulated +
+             "; 1 run each" * (s.reps <= 1) + "; missing:" * bool(
+                 s.missing) + "".join(" " + md("t", x) for x in s.missing) +
+             (f"; {p} problem{'s' * (p > 1)}, the first: "
+              f"{md('t', s.why_short())}" if p else ""))
     t.add(notes[2:] or None)
 
 
@@ -231,10 +218,8 @@ def cmd_index(d):
         md("t", "this_cpu_add rseq / atomic / thread"),
         "slab pair 64 B (best design)", "bulk-16 per object (best design)",
         "notes"])
-    usable = 0
-    for rel in found:
-        s = load_set(f"{d}/{rel}" if rel else d)
+    sets = [load_set(f"{d}/{rel}" if rel else d) for rel in found]
+    for rel, s in zip(found, sets):
         index_row(t, s, rel or ".")
-        usable += s.usable
     t.print()
-    return exit_status(usable)
+    return exit_status(sum(s.usable for s in sets))

@@ -1,6 +1,6 @@
 """A result set read and checked (doc/report.md, "Input"), its figures,
 the noise rule and number formats; problems go to stderr, one a line."""
-import functools
+import dataclasses
 import math
 import os
 import re
@@ -31,18 +31,19 @@ def exit_status(usable):
     return 3 if not usable else 1 if PROBLEMS[0] else 0
 
 
+@dataclasses.dataclass
 class Fig:
     """A figure: median (or the one run), cv, min - max over the runs."""
-    __slots__ = ("v", "cv", "min", "max", "n", "reps")
-
-    def __init__(self, v=NAN, reps=0):
-        self.v, self.cv, self.min, self.max, self.n = v, NAN, NAN, NAN, 0
-        self.reps = reps
+    v: float = NAN
+    reps: int = 0
+    cv: float = NAN
+    min: float = NAN
+    max: float = NAN
+    n: int = 0
 
     def scaled(self, k):
-        f = Fig(self.v * k, self.reps)
-        f.cv, f.min, f.max, f.n = self.cv, self.min * k, self.max * k, self.n
-        return f
+        return dataclasses.replace(self, v=self.v * k, min=self.min * k,
+                                   max=self.max * k)
 
 
 _SCALE = {None: 1, "ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9}
@@ -58,16 +59,15 @@ def row_num(row, field, scale=True):
 
 
 class Bench:
-    """Every row Google Benchmark wrote for one run_name."""
+    """Every row Google Benchmark wrote for one run_name; its identity
+    fields (ak_*) are strings or integers once the schema checked them."""
 
     def __init__(self, name, row, suite):
         self.name, self.id, self.suite = name, row, suite
         self.label, self.skip, self.threads, self.reps = "", None, 0, 0
-        self.median = self.cv = None
-        self.iter = []
+        self.median, self.cv, self.iter = {}, {}, []
         self.ids = {k[3:]: str(v) for k, v in row.items()
-                    if k.startswith("ak_") and (isinstance(v, str)
-                                                or schema.is_int(v))}
+                    if k.startswith("ak_")}
 
     def f(self, key):
         """A string identity field ("op"), "" if absent."""
@@ -84,37 +84,24 @@ class Bench:
                 if not math.isnan(x)]
 
     def fig(self, field):
-        f = Fig(reps=self.reps)
+        f, vals = Fig(reps=self.reps), self.vals(field)
         if self.skip:
             return f
-        vals = self.vals(field)
         if vals:
             f.min, f.max, f.n = min(vals), max(vals), len(vals)
-        if self.median is not None:
-            f.v = row_num(self.median, field)
+        f.v, f.cv = row_num(self.median, field), row_num(self.cv, field,
+                                                         False)
         if math.isnan(f.v) and vals:
             f.v = statistics.median(vals)
-        if self.cv is not None:
-            f.cv = row_num(self.cv, field, False)
-        if math.isnan(f.cv) and len(vals) > 1:
-            mean = sum(vals) / len(vals)
-            if mean != 0:
-                var = sum((x - mean) ** 2 for x in vals) / (len(vals) - 1)
-                f.cv = math.sqrt(var) / abs(mean)
+        mean = sum(vals) / len(vals) if vals else 0
+        if math.isnan(f.cv) and len(vals) > 1 and mean != 0:
+            var = sum((x - mean) ** 2 for x in vals) / (len(vals) - 1)
+            f.cv = math.sqrt(var) / abs(mean)
         return f
 
 
 def fig(b, field):
     return b.fig(field) if b else Fig()
-
-
-@functools.lru_cache(maxsize=4096)
-def _spec(spec):
-    out = []
-    for part in spec.split():
-        k, _, v = part.partition("=")
-        out.append((k.rstrip("!"), k.endswith("!"), v.split("|")))
-    return out
 
 
 class Set:
@@ -124,16 +111,13 @@ class Set:
         self.problems, self.emulated, self.pus, self.reps = 0, False, 0, 0
         self.counter, self.unit = "", "ns"
         self.suites, self.missing, self.bench, self.index = [], [], [], {}
-        self.macro, self.macro_damaged = None, False
-        self._q = {}
+        self.macro, self.macro_damaged, self._q = None, False, {}
 
     def msg(self, text, reject=False):
         problem(text)
         self.problems += 1
-        if reject:
-            self.usable, self.why = False, text
-        elif not self.why:
-            self.why = text
+        self.why = text if reject or not self.why else self.why
+        self.usable = self.usable and not reject
 
     def mach(self, key):
         return self.machine.get(key, "")
@@ -145,16 +129,13 @@ class Set:
         return self.mach("ak_set") or path_comp(self.path, 0)
 
     def why_short(self):
-        p = self.path
-        for sep in (": ", "/"):
-            if self.why.startswith(p + sep):
-                return self.why[len(p) + len(sep):]
-        return self.why
+        return re.sub("^" + re.escape(self.path) + "(: |/)", "", self.why)
 
     def each(self, spec):
         """Benchmarks matching "suite=slab size=64|128 arch!=ref"."""
         if spec not in self._q:
-            sp = _spec(spec)
+            sp = [(k.rstrip("!"), k.endswith("!"), v.split("|")) for k, _, v
+                  in (p.partition("=") for p in spec.split())]
             self._q[spec] = [b for b in self.bench if all(
                 (b.ids.get(k, "") in vals) != neg for k, neg, vals in sp)]
         return self._q[spec]
@@ -173,10 +154,9 @@ class Set:
         """(design, figure) lowest in the unit at slab wl, arg = v."""
         who, best = None, Fig()
         for b in self.each(f"suite=slab workload={wl} {arg}={v}"):
-            if b.f("design").startswith("malloc-") != mallocs:
-                continue
             f = self.unit_fig(b, prefix)
-            if not math.isnan(f.v) and (who is None or f.v < best.v):
+            if b.f("design").startswith("malloc-") == mallocs and \
+                    not math.isnan(f.v) and (who is None or f.v < best.v):
                 who, best = b.f("design"), f
         return who, best
 
@@ -204,23 +184,19 @@ def _load_machine(s):
     try:
         doc = schema.load_json(path)
     except schema.SetError as e:
-        s.msg(f"{path}: {e}")
-        s.usable = False
-        return
+        return s.msg(f"{path}: {e}", True)
     probs, why = schema.check_machine(doc)
-    for p in probs:
-        s.msg(f"{path}: {p}")
-    if isinstance(doc, dict) and isinstance(doc.get("ak_schema"), str):
-        s.schema = doc["ak_schema"]
-    if why:
-        return s.msg(f"{path}: {why}", True)
-    s.machine = doc
-    s.counter = s.mach("ak_counter")
+    for p in probs + [why] * bool(why):
+        s.msg(f"{path}: {p}", p is why)
+    if isinstance(doc, dict):
+        s.schema = doc.get("ak_schema")
+    if not s.usable:
+        return
+    s.machine, s.counter = doc, doc.get("ak_counter", "")
     if not s.counter:
         return s.msg(f"{path}: no ak_counter: figures in ns only")
     s.emulated = s.mach("ak_emulated").startswith("yes")
-    m = re.match(r"\d*", s.mach("ak_pus").lstrip())
-    s.pus = int(m.group(0) or 0)
+    s.pus = int(re.match(r"\d*", s.mach("ak_pus").lstrip()).group(0) or 0)
     unit = re.split(r"\(| at ", s.mach("ak_counter_unit"))[0].rstrip(" ")
     s.unit = (unit or s.counter)[:63]
 
@@ -228,91 +204,65 @@ def _load_machine(s):
 def _load_suite(s, stem):
     path = f"{s.path}/{stem}.json"
     try:
-        doc = schema.load_json(path)
+        probs, rows = schema.check_suite(schema.load_json(path), s.counter)
     except schema.SetError as e:
-        return s.msg(f"{path}: {e}")
-    probs, rows = schema.check_suite(doc, s.counter)
+        probs, rows = [str(e)], None
     if rows is None:
         return s.msg(f"{path}: {probs[0]}")
     s.suites.append(stem)
     for p in probs:
         s.msg(f"{path}: {p}")
-    for i, row in rows:
-        typ, agg = row.get("run_type", "iteration"), row.get("aggregate_name")
-        if typ not in ("iteration", "aggregate"):
-            s.msg(f'{path}: benchmarks[{i}].run_type: "{typ}" is neither '
-                  "iteration nor aggregate: row left out")
-            continue
-        if typ == "aggregate" and agg is None:
-            s.msg(f"{path}: benchmarks[{i}]: an aggregate without "
-                  "aggregate_name: row left out")
-            continue
+    for row in rows:
         run = row.get("run_name", row["name"])
-        b = s.index.get(run)
-        if b is None:
-            b = s.index[run] = Bench(run, row, stem)
-            s.bench.append(b)
-        elif b.suite != stem:
+        b = s.index.setdefault(run, Bench(run, row, stem))
+        if b.suite != stem:
             s.msg(f"{path}: {run} is also in {b.suite}.json: kept that one")
             continue
-        if row.get("label") and not b.label:
-            b.label = row["label"]
-        if schema.is_int(row.get("threads")) and not b.threads:
-            b.threads = row["threads"]
-        if schema.is_int(row.get("repetitions")):
-            b.reps = max(b.reps, row["repetitions"])
+        if b.id is row:
+            s.bench.append(b)
+        b.label = b.label or row.get("label", "")
+        b.threads = b.threads or int(row.get("threads") or 0)
+        b.reps = max(b.reps, int(row.get("repetitions") or 0))
         s.reps = max(s.reps, b.reps)
         if row.get("error_occurred") is True:
             b.skip = row.get("error_message") or "skipped (no reason given)"
-        elif typ == "aggregate":
-            if agg in ("median", "cv"):
-                setattr(b, agg, row)
-        else:
+        elif row.get("aggregate_name") in ("median", "cv"):
+            setattr(b, row["aggregate_name"], row)
+        elif row.get("run_type", "iteration") == "iteration":
             b.iter.append(row)
-
-
-def _load_macro(s):
-    path = f"{s.path}/macro.json"
-    if not os.path.exists(path):
-        return False
-    try:
-        m = schema.load_json(path)
-        e = schema.check_macro(m)
-    except schema.SetError as x:
-        e = str(x)
-    if e:
-        s.msg(f"{path}: {e}: the whole programs are left out")
-        s.macro_damaged = True
-    else:
-        s.macro = m
-    return True
 
 
 def load_set(path):
     s = Set(path)
     try:
-        if not os.path.isdir(s.path):
-            os.stat(s.path)
-            s.msg(f"{s.path}: not a directory: a result set is a folder "
-                  "(results/<arch>/<machine>/<date>-<rev>/)", True)
-            return s
-        _load_machine(s)
-        if not s.usable:
-            return s
         stems = [n[:-5] for n in os.listdir(s.path) if n.endswith(".json")
                  and len(n) > 5 and n not in ("machine.json", "macro.json")]
     except OSError as e:
-        s.msg(f"{s.path}: {e.strerror}", True)
+        s.msg(f"{s.path}: " + ("not a directory: a result set is a folder "
+                               "(results/<arch>/<machine>/<date>-<rev>/)"
+                               if isinstance(e, NotADirectoryError) else
+                               e.strerror), True)
+        return s
+    _load_machine(s)
+    if not s.usable:
         return s
     rank = {n: i for i, n in enumerate(KNOWN_SUITES)}
-    stems.sort(key=lambda n: (rank.get(n, len(rank)), n))
-    for stem in stems:
+    for stem in sorted(stems, key=lambda n: (rank.get(n, len(rank)), n)):
         _load_suite(s, stem)
-    macro = _load_macro(s)
-    for t in s.mach("ak_suites").split():
-        if t not in stems and not (macro and t == "macro") \
-                and t not in s.missing:
-            s.missing.append(t)
+    macro = f"{s.path}/macro.json"
+    if os.path.exists(macro):
+        try:
+            s.macro = schema.load_json(macro)
+            e = schema.check_macro(s.macro)
+        except schema.SetError as x:
+            e = str(x)
+        if e:
+            s.msg(f"{macro}: {e}: the whole programs are left out")
+            s.macro, s.macro_damaged = None, True
+    s.missing = list(dict.fromkeys(t for t in s.mach("ak_suites").split()
+                                   if t not in stems
+                                   and not (t == "macro" and
+                                            os.path.exists(macro))))
     if not stems and not s.macro:
         s.msg(f"{s.path}: empty: no suite results", True)
     elif not s.bench and not s.macro:
@@ -323,30 +273,27 @@ def load_set(path):
 
 def div(a, b):
     """a / b as C computes it: inf or NaN, never an exception."""
-    try:
-        return a / b
-    except ZeroDivisionError:
+    if b == 0:
         return NAN if a == 0 or math.isnan(a) else math.copysign(
             math.inf, a) * math.copysign(1, b)
+    return a / b
 
 
 def noise(a, b):
-    """The noise rule (doc/report.md): noise, distinct or unjudged."""
+    """The noise rule (doc/report.md): noise, distinct or unjudged.  Two
+    figures are noise where their ranges overlap, or where they differ by
+    less than twice the larger cv."""
     ra, rb = a.n > 1, b.n > 1
-    ca = not math.isnan(a.cv) and a.reps > 1
-    cb = not math.isnan(b.cv) and b.reps > 1
+    ca, cb = (not math.isnan(f.cv) and f.reps > 1 for f in (a, b))
     if not (ra or rb or ca or cb):
         return "unjudged"
-    if ra or rb:
-        alo, ahi = (a.min, a.max) if ra else (a.v, a.v)
-        blo, bhi = (b.min, b.max) if rb else (b.v, b.v)
-        if alo <= bhi and blo <= ahi:
-            return "noise"
-    if ca or cb:
-        cv = max(a.cv if ca else 0, b.cv if cb else 0)
-        lo = min(abs(a.v), abs(b.v))
-        if lo > 0 and abs(a.v - b.v) / lo < 2 * cv:
-            return "noise"
+    alo, ahi = (a.min, a.max) if ra else (a.v, a.v)
+    blo, bhi = (b.min, b.max) if rb else (b.v, b.v)
+    cv = max(a.cv if ca else 0, b.cv if cb else 0)
+    lo = min(abs(a.v), abs(b.v))
+    if (ra or rb) and alo <= bhi and blo <= ahi or (ca or cb) and lo > 0 \
+            and abs(a.v - b.v) / lo < 2 * cv:
+        return "noise"
     return "distinct"
 
 
@@ -354,34 +301,27 @@ def num(v):
     """Three significant digits, no decimals from 100 up."""
     if math.isnan(v):
         return "–"
-    if abs(v) >= 99.95 or v == 0 or math.isinf(v):
-        return "%.0f" % v if not math.isinf(v) else ("inf" if v > 0
-                                                      else "-inf")
-    return ("%#.3g" % v).rstrip(".")
+    return "%.0f" % v if abs(v) >= 99.95 or v == 0 else \
+        ("%#.3g" % v).rstrip(".")
 
 
 def count(v):
-    if math.isnan(v) or v != math.floor(v) or abs(v) >= 1e15:
-        return num(v)
-    return "%.0f" % v
+    """A whole number in full."""
+    return "%.0f" % v if v % 1 == 0 and abs(v) < 1e15 else num(v)
 
 
 def pct(frac):
-    if math.isnan(frac):
-        return "–"
     p = frac * 100
-    return ("%.0f%%" if abs(p) >= 9.95 else "%.1f%%" if abs(p) >= 0.995
-            else "%.2f%%") % p
+    return "–" if math.isnan(p) else ("%.0f%%" if abs(p) >= 9.95 else
+                                      "%.1f%%" if abs(p) >= 0.995 else
+                                      "%.2f%%") % p
 
 
 def spread(f):
-    cv = not math.isnan(f.cv) and f.reps > 1
-    if f.n > 1:
-        return f"{num(f.min)} - {num(f.max)}" + (f", cv {pct(f.cv)}"
-                                                 if cv else "")
-    if cv:
-        return f"cv {pct(f.cv)}"
-    return "–" if math.isnan(f.v) else "1 run"
+    """min - max over the runs, and the cv where there were repetitions."""
+    cv = f", cv {pct(f.cv)}" if not math.isnan(f.cv) and f.reps > 1 else ""
+    return (f"{num(f.min)} - {num(f.max)}{cv}" if f.n > 1 else cv[2:] or (
+        "–" if math.isnan(f.v) else "1 run"))
 
 
 def rng(f):
