@@ -292,7 +292,10 @@ static inline uint64_t sect_xchg(struct sect *x, struct ak_rseq_abi *rs,
 	return o;
 }
 
-/* The word ops' sections: add, and cmpxchg on the value read first. */
+/*
+ * The word ops' sections: write, add, and cmpxchg on the value read
+ * first.
+ */
 static void run_word_sections(struct akb_state *s, enum op op,
 			      enum ak_percpu_mode m)
 {
@@ -340,7 +343,7 @@ static void run_word_sections(struct akb_state *s, enum op op,
 		     v = o + (v & 1) + 1);
 		break;
 	case OP_WRITE_RAW:
-		LOOP(sect_xchg(&x, rs, idp, i));
+		LOOP(SECT(ak_rseq_write64(rs, idp, &x.base, &x.stride, i)));
 		break;
 	case OP_XCHG_RAW:
 		LOOP(v = sect_xchg(&x, rs, idp, v + 1));

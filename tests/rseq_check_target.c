@@ -92,6 +92,31 @@ static void counters(void)
 		perror("ak_percpu_alloc");
 		exit(1);
 	}
+	/* a value this copy does not hold: a write that took is seen */
+	c = kase(CASE_PREFIX "write64", c64);
+	while (ak_rseq_check_begin(c)) {
+		s = ak_percpu_sum_u64(c64);
+		o = ak_this_cpu_read(c64);
+		ak_this_cpu_write(c64, o + 0x100000001ull);
+		ak_rseq_check_end(c, ak_this_cpu_read(c64) ==
+				  o + 0x100000001ull &&
+				  ak_percpu_sum_u64(c64) == s + 0x100000001ull,
+				  "%llu (sum %llu), then %llu (sum %llu)",
+				  (unsigned long long)o, (unsigned long long)s,
+				  (unsigned long long)ak_this_cpu_read(c64),
+				  (unsigned long long)ak_percpu_sum_u64(c64));
+	}
+	c = kase(CASE_PREFIX "write32", c32);
+	while (ak_rseq_check_begin(c)) {
+		s32 = ak_percpu_sum_u32(c32);
+		o32 = ak_this_cpu_read(c32);
+		ak_this_cpu_write(c32, o32 + 9);
+		ak_rseq_check_end(c, ak_this_cpu_read(c32) == o32 + 9 &&
+				  ak_percpu_sum_u32(c32) == s32 + 9,
+				  "%u (sum %u), then %u (sum %u)", o32, s32,
+				  ak_this_cpu_read(c32),
+				  ak_percpu_sum_u32(c32));
+	}
 	c = kase(CASE_PREFIX "add64", c64);
 	while (ak_rseq_check_begin(c)) {
 		s = ak_percpu_sum_u64(c64);

@@ -306,6 +306,91 @@ static void test_ops(void **state)
 	sched_setaffinity(0, sizeof(saved), &saved);
 }
 
+/*
+ * Whether every copy of a per-CPU uint32_t[2] (word 0 written, word 1 a
+ * neighbour that no write may touch), uint64_t and pointer holds what it
+ * should: its mark (a pointer's, never dereferenced), or want in the
+ * copy of slot this.
+ */
+#define WRITE_MARK32(cpu)	(0xa5a50000u + (cpu))
+#define WRITE_MARK64(cpu)	(0x5a5a5a5a00000000ull + (cpu))
+#define WRITE_MARKP(cpu)	((void *)(uintptr_t)(0x5a5a0000u + 8 * (cpu)))
+
+static void check_copies(const uint32_t *c32, const uint64_t *c64,
+			 void *const *pp, unsigned int this, uint32_t want32,
+			 uint64_t want64, void *wantp)
+{
+	unsigned int cpu;
+
+	ak_for_each_cpu(cpu) {
+		const uint32_t *w = ak_per_cpu_ptr(c32, cpu);
+
+		assert_int_equal(w[0], cpu == this ? want32 :
+				 WRITE_MARK32(cpu));
+		assert_int_equal(w[1], ~WRITE_MARK32(cpu));
+		assert_int_equal(*ak_per_cpu_ptr(c64, cpu),
+				 cpu == this ? want64 : WRITE_MARK64(cpu));
+		assert_ptr_equal(*ak_per_cpu_ptr(pp, cpu),
+				 cpu == this ? wantp : WRITE_MARKP(cpu));
+	}
+}
+
+/*
+ * One thread, pinned: write stores its whole value, of either width and
+ * of a pointer, to this CPU's copy only, and leaves the bytes beside a
+ * 32-bit copy and every other copy as they were.
+ */
+static void test_write(void **state)
+{
+	uint32_t *c32 = ak_percpu_alloc(2 * sizeof(*c32), 4);
+	uint64_t *c64 = ak_percpu_alloc(sizeof(*c64), 8);
+	void **pp = ak_percpu_alloc(sizeof(void *), 8);
+	unsigned int cpu, this;
+	cpu_set_t saved;
+	uint64_t i;
+	int x;
+
+	(void)state;
+	pin_here(&saved);
+	assert_non_null(c32);
+	assert_non_null(c64);
+	assert_non_null(pp);
+	ak_for_each_cpu(cpu) {
+		ak_per_cpu_ptr(c32, cpu)[0] = WRITE_MARK32(cpu);
+		ak_per_cpu_ptr(c32, cpu)[1] = ~WRITE_MARK32(cpu);
+		*ak_per_cpu_ptr(c64, cpu) = WRITE_MARK64(cpu);
+		*ak_per_cpu_ptr(pp, cpu) = WRITE_MARKP(cpu);
+	}
+	this = (unsigned int)(((char *)ak_this_cpu_ptr(c64) - (char *)c64) /
+			      ak_percpu_stride(c64));
+	assert_true(this < ak_nr_cpus());
+
+	ak_this_cpu_write(c32, 0xfffffffeu);
+	ak_this_cpu_write(c64, 0x8000000100000003ull);	/* both halves */
+	ak_this_cpu_write(pp, (void *)&x);
+	check_copies(c32, c64, pp, this, 0xfffffffeu, 0x8000000100000003ull,
+		     &x);
+	assert_int_equal(ak_this_cpu_read(c32), 0xfffffffeu);
+	assert_int_equal(ak_this_cpu_read(c64), 0x8000000100000003ull);
+
+	/* overwritten, whatever was there; the last value stays */
+	for (i = 1; i <= 1000; i++) {
+		ak_this_cpu_write(c32, (uint32_t)i);
+		ak_this_cpu_write(c64, i << 32 | i);
+		ak_this_cpu_write(pp, i & 1 ? NULL : (void *)&x);
+	}
+	check_copies(c32, c64, pp, this, 1000, 1000ull << 32 | 1000, &x);
+	ak_this_cpu_write(c32, 0);
+	ak_this_cpu_write(c64, 0);
+	ak_this_cpu_write(pp, NULL);
+	check_copies(c32, c64, pp, this, 0, 0, NULL);
+
+	ak_percpu_free(c32);
+	ak_percpu_free(c64);
+	ak_percpu_free(pp);
+	sched_setaffinity(0, sizeof(saved), &saved);
+}
+
 static void test_alloc_errors(void **state)
 {
 	(void)state;
@@ -1040,6 +1125,7 @@ static void test_mode_reported(void **state)
 static const struct CMUnitTest tests[] = {
 	AK_TEST(test_mode_reported),
 	AK_TEST(test_ops),
+	AK_TEST(test_write),
 	AK_TEST(test_alloc_errors),
 	AK_TEST(test_counter),
 	AK_TEST(test_counter_migration),

@@ -100,7 +100,8 @@ mode_ok=rseq
 grep -q '^ok' "$out" || mode_ok=
 if [ -n "$mode_ok" ]; then
 	missing=
-	for c in percpu/add64 percpu/add32 percpu/cmpxchg64 percpu/cmpxchg32 \
+	for c in percpu/write64 percpu/write32 \
+		percpu/add64 percpu/add32 percpu/cmpxchg64 percpu/cmpxchg32 \
 		percpu/cmpxchg128 percpu/list_pop percpu/list_push \
 		percpu/array_pop percpu/array_push percpu/array_ptr_pop \
 		percpu/array_ptr_push percpu/array_ptr_pop_n \

@@ -56,6 +56,10 @@
 #endif
 
 /*
+ * rseq_write(bits): *c = v.  Never fails: the str is the section's only
+ * access to the copy, so an abort before it leaves the copy as it was.
+ * The same plain str in the LSE and the LL/SC builds: no atomic is
+ * needed where the section makes this CPU the copy's only writer.
  * rseq_add(bits): *c += v; *old = the value before.  Never fails.
  * rseq_cmpxchg(bits): if (*c == expect) *c = new_; *seen = what was there.
  * A failed compare leaves through 2 with seen, as clang before 16 keeps
@@ -63,6 +67,41 @@
  * width: "w" or "x".
  */
 #define __AK_ARM64_RSEQ_WIDTH(bits, r)					\
+__ak_inline int ak_rseq_write##bits(struct ak_rseq_abi *rs,		\
+				    const uint32_t *idp,		\
+				    void *const *base,			\
+				    const size_t *stride, uint##bits##_t v) \
+{									\
+	uintptr_t c;							\
+									\
+	__asm__ __volatile__ goto(__AK_RSEQ_DESCRIPTOR			\
+		"adrp %[c], 3b\n\t"					\
+		"add %[c], %[c], :lo12:3b\n\t"				\
+		"str %[c], [%[rs], #"					\
+			__AK_RSEQ_XSTR(AK_RSEQ_CS_OFFSET) "]\n"		\
+		"1:\n\t"						\
+		"ldr %w[c], [%[idp]]\n\t"				\
+		"madd %[c], %[c], %[st], %[b]\n\t"			\
+		__AK_ARM64_RSEQ_INJECT					\
+		"str %" r "[v], [%[c]]\n"				\
+		"2:\n\t"						\
+		".pushsection .text.unlikely, \"ax\"\n\t"		\
+		__AK_ARM64_RSEQ_SIGNATURE				\
+		"4:\n\t"						\
+		"b %l[abort]\n\t"					\
+		".popsection\n"						\
+		: [c] "=&r"(c)						\
+		: [rs] "r"(rs), [idp] "r"(idp), [b] "r"(*base),	\
+		  [st] "r"(*stride), [v] "r"(v)				\
+		: "memory", "cc"					\
+		: abort);						\
+	__AK_RSEQ_EDGE();						\
+	return 0;							\
+abort:									\
+	__AK_RSEQ_EDGE();						\
+	return -1;							\
+}									\
+									\
 __ak_inline int ak_rseq_add##bits(struct ak_rseq_abi *rs,		\
 				  const uint32_t *idp, void *const *base, \
 				  const size_t *stride, uint##bits##_t v,	\

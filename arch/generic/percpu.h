@@ -22,6 +22,13 @@
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 
 #define __AK_RSEQ_STUB_WIDTH(bits)					\
+__ak_inline int ak_rseq_write##bits(struct ak_rseq_abi *rs,		\
+				    const uint32_t *idp,		\
+				    void *const *base,			\
+				    const size_t *stride, uint##bits##_t v) \
+{									\
+	__builtin_trap();						\
+}									\
 __ak_inline int ak_rseq_add##bits(struct ak_rseq_abi *rs,		\
 				  const uint32_t *idp, void *const *base, \
 				  const size_t *stride, uint##bits##_t v,	\

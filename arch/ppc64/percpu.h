@@ -72,6 +72,9 @@
 #endif
 
 /*
+ * rseq_write(bits): *c = v.  Never fails: the store is the section's
+ * only access to the copy, so an abort before it leaves the copy as it
+ * was.
  * rseq_add(bits): *c += v; *old = the value before.  Never fails.
  * rseq_cmpxchg(bits): if (*c == expect) *c = new_; *seen = what was there.
  * A failed compare leaves through 2 with seen, as clang before 16 keeps
@@ -79,6 +82,45 @@
  * load, compare and store.
  */
 #define __AK_PPC_RSEQ_WIDTH(bits, LD, CMP, ST)				\
+__ak_inline int ak_rseq_write##bits(struct ak_rseq_abi *rs,		\
+				    const uint32_t *idp,		\
+				    void *const *base,			\
+				    const size_t *stride, uint##bits##_t v) \
+{									\
+	uintptr_t c;							\
+									\
+	__asm__ __volatile__ goto(__AK_RSEQ_DESCRIPTOR			\
+		"bcl 20, 31, 5f\n"					\
+		"5:\n\t"						\
+		"mflr %[c]\n\t"						\
+		"addis %[c], %[c], (3b - 5b)@ha\n\t"			\
+		"addi %[c], %[c], (3b - 5b)@l\n\t"			\
+		"std %[c], "						\
+			__AK_RSEQ_XSTR(AK_RSEQ_CS_OFFSET) "(%[rs])\n"	\
+		"1:\n\t"						\
+		"lwz %[c], 0(%[idp])\n\t"				\
+		"mulld %[c], %[c], %[st]\n\t"				\
+		"add %[c], %[c], %[b]\n\t"				\
+		__AK_PPC_RSEQ_INJECT					\
+		ST " %[v], 0(%[c])\n"					\
+		"2:\n\t"						\
+		".pushsection .text.unlikely, \"ax\"\n\t"		\
+		__AK_PPC_RSEQ_SIGNATURE					\
+		"4:\n\t"						\
+		"b %l[abort]\n\t"					\
+		".popsection\n"						\
+		: [c] "=&b"(c)						\
+		: [rs] "b"(rs), [idp] "b"(idp), [b] "r"(*base),		\
+		  [st] "r"(*stride), [v] "r"(v)				\
+		: "memory", "cr0", "lr"					\
+		: abort);						\
+	__AK_RSEQ_EDGE();						\
+	return 0;							\
+abort:									\
+	__AK_RSEQ_EDGE();						\
+	return -1;							\
+}									\
+									\
 __ak_inline int ak_rseq_add##bits(struct ak_rseq_abi *rs,		\
 				  const uint32_t *idp, void *const *base,	\
 				  const size_t *stride, uint##bits##_t v,	\

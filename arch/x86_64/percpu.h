@@ -54,6 +54,9 @@
 #endif
 
 /*
+ * rseq_write(bits): *c = v.  Never fails: nothing is read from the copy,
+ * so the store is the section's only access to it, and an abort before
+ * it leaves the copy as it was.
  * rseq_add(bits): *c += v; *old = the value before.  Never fails.
  * rseq_cmpxchg(bits): if (*c == expect) *c = new_; *seen = what was there.
  * A failed compare leaves through 2 with seen, as clang before 16 keeps
@@ -61,6 +64,40 @@
  * registers, so the text serves both widths.
  */
 #define __AK_X86_RSEQ_WIDTH(bits)					\
+__ak_inline int ak_rseq_write##bits(struct ak_rseq_abi *rs,		\
+				    const uint32_t *idp,		\
+				    void *const *base,			\
+				    const size_t *stride, uint##bits##_t v) \
+{									\
+	uintptr_t c;							\
+									\
+	__asm__ __volatile__ goto(__AK_RSEQ_DESCRIPTOR			\
+		"leaq 3b(%%rip), %[c]\n\t"				\
+		"movq %[c], " __AK_RSEQ_XSTR(AK_RSEQ_CS_OFFSET) "(%[rs])\n" \
+		"1:\n\t"						\
+		"movl (%[idp]), %k[c]\n\t"				\
+		"imulq (%[st]), %[c]\n\t"				\
+		"addq (%[b]), %[c]\n\t"					\
+		__AK_X86_RSEQ_INJECT					\
+		"mov %[v], (%[c])\n"					\
+		"2:\n\t"						\
+		".pushsection .text.unlikely, \"ax\"\n\t"		\
+		__AK_X86_RSEQ_SIGNATURE					\
+		"4:\n\t"						\
+		"jmp %l[abort]\n\t"					\
+		".popsection\n"						\
+		: [c] "=&r"(c)						\
+		: [rs] "r"(rs), [idp] "r"(idp), [b] "r"(base),	\
+		  [st] "r"(stride), [v] "r"(v)				\
+		: "memory", "cc"					\
+		: abort);						\
+	__AK_RSEQ_EDGE();						\
+	return 0;							\
+abort:									\
+	__AK_RSEQ_EDGE();						\
+	return -1;							\
+}									\
+									\
 __ak_inline int ak_rseq_add##bits(struct ak_rseq_abi *rs,		\
 				  const uint32_t *idp, void *const *base, \
 				  const size_t *stride, uint##bits##_t v,	\

@@ -440,6 +440,7 @@ static inline unsigned int __ak_this_slot_op(void)
  * (idp = ak_rseq_id_field(): &rs->cpu_id in the rseq mode, &rs->mm_cid in
  * rseq-mm_cid).  The sections are defined by arch/<arch>/percpu.h:
  *
+ *	ak_rseq_write32/64(rs, idp, base, stride, v)
  *	ak_rseq_add32/64(rs, idp, base, stride, v, &old)
  *	ak_rseq_cmpxchg32/64/128(rs, idp, base, stride, expect, new, &seen)
  *	ak_rseq_list_pop(rs, idp, base, stride, &node)
@@ -707,6 +708,55 @@ __ak_this_cpu_xchg##bits(uint##bits##_t *pcp, uint##bits##_t v)		\
 __AK_PERCPU_WIDTH(32)
 __AK_PERCPU_WIDTH(64)
 
+/*
+ * write, the kernel's this_cpu_write: a store to this CPU's copy, in an
+ * rseq mode the section whose commit is the store (nothing compared,
+ * nothing to fail).  Elsewhere one relaxed atomic store to the slot: in
+ * the atomic mode it lands wholly before or after another CPU's
+ * read-modify-write of the same copy, and a single store cannot be split
+ * by the thread's own signal handlers in the thread mode.
+ */
+#define __AK_PERCPU_WRITE(bits)						\
+__ak_inline void __ak_this_cpu_write##bits##_rseq(struct __ak_rseq_ctx x, \
+						  uint##bits##_t *pcp,	\
+						  uint##bits##_t v)	\
+{									\
+	while (ak_unlikely(ak_rseq_write##bits(x.rs, x.idp,		\
+					       __AK_PCP(pcp), v) < 0))	\
+		ak_rseq_count_abort();					\
+}									\
+__ak_inline void __ak_this_cpu_write##bits##_mode(enum ak_percpu_mode m, \
+						  uint##bits##_t *pcp,	\
+						  uint##bits##_t v)	\
+{									\
+	if (__AK_RSEQ_MODE(m)) {					\
+		__ak_this_cpu_write##bits##_rseq(__ak_rseq_ctx_mode(m),	\
+						 pcp, v);		\
+		return;							\
+	}								\
+	__atomic_store_n(ak_per_cpu_ptr(pcp, __ak_this_slot(m)), v,	\
+			 __ATOMIC_RELAXED);				\
+}									\
+__AK_PERCPU_NOINLINE void						\
+__ak_this_cpu_write##bits##_slow(uint##bits##_t *pcp, uint##bits##_t v) \
+{									\
+	__ak_this_cpu_write##bits##_mode(__ak_percpu_mode_op(), pcp, v); \
+}									\
+__ak_inline void __ak_this_cpu_write##bits(uint##bits##_t *pcp,	\
+					   uint##bits##_t v)		\
+{									\
+	struct __ak_rseq_ctx x;						\
+									\
+	if (__ak_percpu_fast(&x)) {					\
+		__ak_this_cpu_write##bits##_rseq(x, pcp, v);		\
+		return;							\
+	}								\
+	__AK_PERCPU_OUT(__ak_this_cpu_write##bits, pcp, v);		\
+}
+
+__AK_PERCPU_WRITE(32)
+__AK_PERCPU_WRITE(64)
+
 #define ak_this_cpu_read(pcp)	(*(volatile __typeof__(&*(pcp)))ak_this_cpu_ptr(pcp))
 #define ak_this_cpu_add_return(pcp, v) \
 	__ak_op1(pcp, v, __ak_this_cpu_add_return)
@@ -714,7 +764,24 @@ __AK_PERCPU_WIDTH(64)
 #define ak_this_cpu_inc(pcp)	ak_this_cpu_add(pcp, 1)
 #define ak_this_cpu_dec(pcp)	ak_this_cpu_add(pcp, -1)
 #define ak_this_cpu_xchg(pcp, v) __ak_op1(pcp, v, __ak_this_cpu_xchg)
-#define ak_this_cpu_write(pcp, v) ((void)ak_this_cpu_xchg(pcp, v))
+#define ak_this_cpu_write(pcp, val)					\
+({									\
+	__typeof__(&*(pcp)) __wp = (pcp);				\
+	__ak_bits_of(__wp) __wv = { .v = (val) };			\
+									\
+	switch (sizeof(*__wp)) {					\
+	case 4:								\
+		__ak_this_cpu_write32((__ak_alias32 *)(void *)__wp,	\
+				      __wv.u32);			\
+		break;							\
+	case 8:								\
+		__ak_this_cpu_write64((__ak_alias64 *)(void *)__wp,	\
+				      __wv.u64);			\
+		break;							\
+	default:							\
+		__ak_bad_width();					\
+	}								\
+})
 #define ak_this_cpu_cmpxchg(pcp, o, n) \
 	__ak_op2(pcp, o, n, __ak_this_cpu_cmpxchg)
 #define ak_this_cpu_try_cmpxchg(pcp, po, n)				\
