@@ -346,7 +346,7 @@ static inline bool __ak_percpu_fast(struct __ak_rseq_ctx *x)
 	(void)x;
 	return false;
 #else
-	uintptr_t a = __ak_rseq_op_area_stable();
+	uintptr_t a = (uintptr_t)__ak_load_stable64(&__ak_rseq_op_area);
 	uintptr_t idp = a + __ak_percpu_op_off_peek();
 
 	x->rs = (struct ak_rseq_abi *)a;
