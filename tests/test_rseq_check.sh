@@ -78,8 +78,8 @@ for m in rseq rseq-mm_cid; do
 	# each stepped a section inside a NAME_slow function (not entered
 	# by any other case), with its aborts
 	missing=
-	for c in add64 add32 cmpxchg64 cmpxchg32 cmpxchg128 list_pop \
-		list_push array_pop array_push array_ptr_pop array_ptr_push \
+	for c in write64 write32 add64 add32 cmpxchg64 cmpxchg32 cmpxchg128 \
+		list_pop list_push array_pop array_push array_ptr_pop array_ptr_push \
 		array_ptr_pop_n array_ptr_push_n; do
 		grep -q "^ok [0-9]* - percpu-slow/$c [^ ]*:__ak_this_cpu_[a-z0-9_]*_slow[.+]" \
 			"$out" || missing="$missing $c"

@@ -742,16 +742,17 @@ __ak_this_cpu_write##bits##_slow(uint##bits##_t *pcp, uint##bits##_t v) \
 {									\
 	__ak_this_cpu_write##bits##_mode(__ak_percpu_mode_op(), pcp, v); \
 }									\
-__ak_inline void __ak_this_cpu_write##bits(uint##bits##_t *pcp,	\
-					   uint##bits##_t v)		\
+/* v back, so that the type-generic __ak_op1() dispatches write too */	\
+__ak_inline uint##bits##_t __ak_this_cpu_write##bits(uint##bits##_t *pcp, \
+						     uint##bits##_t v)	\
 {									\
 	struct __ak_rseq_ctx x;						\
 									\
-	if (__ak_percpu_fast(&x)) {					\
+	if (__ak_percpu_fast(&x))					\
 		__ak_this_cpu_write##bits##_rseq(x, pcp, v);		\
-		return;							\
-	}								\
-	__AK_PERCPU_OUT(__ak_this_cpu_write##bits, pcp, v);		\
+	else								\
+		__AK_PERCPU_OUT(__ak_this_cpu_write##bits, pcp, v);	\
+	return v;							\
 }
 
 __AK_PERCPU_WRITE(32)
@@ -764,24 +765,8 @@ __AK_PERCPU_WRITE(64)
 #define ak_this_cpu_inc(pcp)	ak_this_cpu_add(pcp, 1)
 #define ak_this_cpu_dec(pcp)	ak_this_cpu_add(pcp, -1)
 #define ak_this_cpu_xchg(pcp, v) __ak_op1(pcp, v, __ak_this_cpu_xchg)
-#define ak_this_cpu_write(pcp, val)					\
-({									\
-	__typeof__(&*(pcp)) __wp = (pcp);				\
-	__ak_bits_of(__wp) __wv = { .v = (val) };			\
-									\
-	switch (sizeof(*__wp)) {					\
-	case 4:								\
-		__ak_this_cpu_write32((__ak_alias32 *)(void *)__wp,	\
-				      __wv.u32);			\
-		break;							\
-	case 8:								\
-		__ak_this_cpu_write64((__ak_alias64 *)(void *)__wp,	\
-				      __wv.u64);			\
-		break;							\
-	default:							\
-		__ak_bad_width();					\
-	}								\
-})
+#define ak_this_cpu_write(pcp, v) \
+	((void)__ak_op1(pcp, v, __ak_this_cpu_write))
 #define ak_this_cpu_cmpxchg(pcp, o, n) \
 	__ak_op2(pcp, o, n, __ak_this_cpu_cmpxchg)
 #define ak_this_cpu_try_cmpxchg(pcp, po, n)				\
