@@ -310,15 +310,24 @@ def plan_rows(size, pus, top, o=None):
 def make_tree(o, top, t):
     """The compile's sources into t, a config.h per arch, and a Makefile
     of every source under each flag set: macro.json's "tree"."""
-    fixed = (registry.capture(["git", "-C", top, "rev-parse", "--verify",
-                               "-q", FIXED_COMMIT + "^{commit}"]) or
-             "").strip() == FIXED_COMMIT
-    if not fixed:
-        o["con"].say(f"compile: commit {FIXED_COMMIT} is not here (a "
-                     f"shallow clone, no git?): compiling {top}'s own files")
+    git, fixed = ["git", "-C", top], False
+    commit = None	# a checkout's own top only: a copy inside another
+    # repository's work tree (CI's build-ci/src) is no checkout of it
+    if (registry.capture(git + ["rev-parse", "--show-toplevel"]) or
+            "").strip() != os.path.realpath(top):
+        o["con"].say(f"compile: {top} is no git checkout: compiling its "
+                     "own files")
+    elif registry.capture(git + ["cat-file", "-e", FIXED_COMMIT +
+                                 "^{commit}"]) is not None:
+        fixed, commit = True, FIXED_COMMIT
+    else:
+        commit = (registry.capture(git + ["rev-parse", "--verify", "-q",
+                                          "HEAD"]) or "").strip() or None
+        o["con"].say(f"compile: commit {FIXED_COMMIT} is not in this clone "
+                     f"(shallow?): compiling {commit or 'its own files'}")
     os.makedirs(t)
-    src = (f"git -C {shlex.quote(top)} archive --format=tar {FIXED_COMMIT} "
-           "src slab include arch" if fixed else
+    src = (f"git -C {shlex.quote(top)} archive --format=tar {commit} "
+           "src slab include arch" if commit else
            f"cd {shlex.quote(top)} && tar -cf - src/*.c slab include arch")
     subprocess.run(f"{src} | tar -C {shlex.quote(t)} -xf -", shell=True,
                    check=True)
@@ -355,8 +364,8 @@ def make_tree(o, top, t):
             f"{x}: {c}\n\t$(CC) $(BASE) {flags[x.split('/')[1]]} -Iinclude "
             f"-c {c} -o $@" for x, c in zip(objs, srcs * len(sets))] + [
             "all: " + " ".join(objs), ".DEFAULT_GOAL := all"]) + "\n")
-    return {"source": "git-archive" if fixed else "source-dir",
-            "commit": FIXED_COMMIT if fixed else None, "fixed": fixed,
+    return {"source": "git-archive" if commit else "source-dir",
+            "commit": commit, "fixed": fixed,
             "fixed_commit": FIXED_COMMIT, "files": len(srcs),
             "flag_sets": s["cc_sets"], "objects": len(objs), "jobs": o["jobs"]}
 

@@ -8,6 +8,7 @@ cap are tests/test_macro_quick.sh's."""
 import json
 import os
 import re
+import shutil
 import sys
 
 import pytest
@@ -102,3 +103,58 @@ def test_quick_run(tmp_path):
                 assert ("malloc_counters" in run) == design
                 if design:
                     assert run["malloc_counters"]["processes"] > 0
+
+
+class _Say:
+    def __init__(self):
+        self.said = []
+
+    def say(self, msg):
+        self.said.append(msg)
+
+
+def _copy_sources(top):
+    for d in ("src", "slab", "include", "arch"):
+        shutil.copytree(os.path.join(TOP, d), top / d, symlinks=True)
+
+
+@pytest.mark.skipif(not registry.capture(["git", "--version"]),
+                    reason="no git")
+def test_compile_tree_outside_a_checkout(tmp_path):
+    """The compile's sources come from git only where the tree is a
+    checkout's top: a copy inside another repository's work tree (CI's
+    build-ci/src, a tarball unpacked in a clone) compiles its own files,
+    and a checkout without the fixed commit compiles its HEAD."""
+    o = {"con": _Say(), "jobs": 1, "sz": runmacro.SIZES["quick"]}
+    g = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C"]
+    repo = tmp_path / "repo"
+    _copy_sources(repo)
+    for a in (["init", "-q"], ["add", "."], ["commit", "-qm", "t"]):
+        assert registry.capture(g + [str(repo), *a]) is not None
+    head = registry.capture(g + [str(repo), "rev-parse", "HEAD"]).strip()
+    t = runmacro.make_tree(o, str(repo), str(tmp_path / "t1"))
+    assert (t["source"], t["commit"], t["fixed"]) == ("git-archive", head,
+                                                       False)
+    trees = ["t1"]
+    # a clone that has the fixed commit, and a copy inside its work tree
+    clone = tmp_path / "clone"
+    if registry.capture(["git", "clone", "-q", "--shared", "--no-checkout",
+                         TOP, str(clone)]) is not None and \
+            registry.capture(g + [str(clone), "cat-file", "-e",
+                                  runmacro.FIXED_COMMIT]) is not None:
+        t = runmacro.make_tree(o, str(clone), str(tmp_path / "t2"))
+        assert (t["source"], t["commit"], t["fixed"]) == (
+            "git-archive", runmacro.FIXED_COMMIT, True)
+        _copy_sources(clone / "copy")
+        trees.append("t2")
+    else:
+        _copy_sources(repo / "copy")
+        clone = repo
+    t = runmacro.make_tree(o, str(clone / "copy"), str(tmp_path / "t3"))
+    assert (t["source"], t["commit"], t["fixed"]) == ("source-dir", None,
+                                                       False)
+    assert "no git checkout" in o["con"].said[-1]
+    for tree in trees + ["t3"]:
+        made = os.listdir(tmp_path / tree / "src")
+        assert made and all(os.path.isfile(tmp_path / tree / "src" / f)
+                            for f in made)
