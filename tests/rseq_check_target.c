@@ -24,7 +24,9 @@
  * op area word unset, so that every op runs its section as its
  * out-of-line path does: the copies in the NAME_slow functions, which a
  * thread's first op runs, or every op of a loop that read that word
- * before the thread registered.
+ * before the thread registered; and so once more in the build that fixes
+ * the run's mode (rseq_check_target_fixed_*_slow.c, percpu-fixed-slow/),
+ * whose NAME_slow functions are its own.
  */
 #define _GNU_SOURCE
 #include <sched.h>
@@ -398,6 +400,8 @@ void FIXED_CASES(void)
 void rc_fixed_rseq(void);
 void rc_fixed_rseq_mm_cid(void);
 void rc_slow(void);
+void rc_fixed_rseq_slow(void);
+void rc_fixed_rseq_mm_cid_slow(void);
 
 /* ---- the slab designs' fastpaths ---- */
 
@@ -567,6 +571,10 @@ int main(void)
 	 */
 	__ak_rseq_op_area = AK_RSEQ_OP_NONE;
 	rc_slow();
+	if (m == AK_PERCPU_RSEQ)
+		rc_fixed_rseq_slow();
+	else
+		rc_fixed_rseq_mm_cid_slow();
 	__ak_rseq_op_area = (uintptr_t)ak_rseq_area();
 	for (d = 0; d < AK_SLAB_NR_FASTPATHS; d++)
 		if (d != AK_SLAB_LOCKED)

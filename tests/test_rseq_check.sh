@@ -74,25 +74,31 @@ for m in rseq rseq-mm_cid; do
 		not_ok "mode $m: exit $rc, $sections sections ok," \
 			"$bad_lines not ok: $summary"
 	fi
-	# the percpu-slow/ cases ran every op through its out-of-line path:
+	# the percpu-slow/ cases ran every op through its out-of-line path,
+	# and the percpu-fixed-slow/ ones through the fixed-mode build's:
 	# each stepped a section inside a NAME_slow function (not entered
 	# by any other case), with its aborts
-	missing=
-	for c in write64 write32 add64 add32 cmpxchg64 cmpxchg32 cmpxchg128 \
-		list_pop list_push array_pop array_push array_ptr_pop array_ptr_push \
-		array_ptr_pop_n array_ptr_push_n; do
-		grep -q "^ok [0-9]* - percpu-slow/$c [^ ]*:__ak_this_cpu_[a-z0-9_]*_slow[.+]" \
-			"$out" || missing="$missing $c"
+	for k in percpu-slow percpu-fixed-slow; do
+		missing=
+		for c in write64 write32 add64 add32 cmpxchg64 cmpxchg32 \
+			cmpxchg128 list_pop list_push array_pop array_push \
+			array_ptr_pop array_ptr_push array_ptr_pop_n \
+			array_ptr_push_n; do
+			grep -q "^ok [0-9]* - $k/$c [^ ]*:__ak_this_cpu_[a-z0-9_]*_slow[.+]" \
+				"$out" || missing="$missing $c"
+		done
+		slow_aborts=$(sed -n "s/^ok [0-9]* - $k\/[^ ]* [^ ]*:__ak_this_cpu_[a-z0-9_]*_slow[.+].* \([0-9]*\) aborts.*/\1/p" \
+			"$out" | awk '{ n += $1 } END { print n + 0 }')
+		if [ -z "$missing" ] && [ "$slow_aborts" -gt 0 ]; then
+			ok "mode $m: $k/: every op's out-of-line copy of its" \
+				"section stepped: $slow_aborts aborts in NAME_slow" \
+				"functions"
+		else
+			not_ok "mode $m: $k/: out-of-line copies not" \
+				"stepped:${missing:- none} ($slow_aborts aborts" \
+				"in NAME_slow functions)"
+		fi
 	done
-	slow_aborts=$(sed -n 's/^ok [0-9]* - percpu-slow\/[^ ]* [^ ]*:__ak_this_cpu_[a-z0-9_]*_slow[.+].* \([0-9]*\) aborts.*/\1/p' \
-		"$out" | awk '{ n += $1 } END { print n + 0 }')
-	if [ -z "$missing" ] && [ "$slow_aborts" -gt 0 ]; then
-		ok "mode $m: every op's out-of-line copy of its section" \
-			"stepped: $slow_aborts aborts in NAME_slow functions"
-	else
-		not_ok "mode $m: out-of-line copies not stepped:${missing:- none}" \
-			"($slow_aborts aborts in NAME_slow functions)"
-	fi
 done
 
 # every kind of section, and each design's fastpath, was entered
