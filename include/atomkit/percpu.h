@@ -361,7 +361,10 @@ static inline bool __ak_percpu_fast(struct __ak_rseq_ctx *x)
  * it stays small, its registers free for the section), or, where that
  * mode is all there can be, inline.  NAME##_slow (__AK_PERCPU_NOINLINE)
  * runs NAME##_mode, the op's body for the mode read then; an op calls it
- * through __AK_PERCPU_OUT(NAME, args).
+ * through __AK_PERCPU_OUT(NAME, args).  The atomic mode's word ops were
+ * inline behind a second test once: a loop of rseq-mode ops compiled
+ * around that code held a pointer on the stack and reloaded it on every
+ * op (doc/primitives.md).
  */
 #define __AK_PERCPU_NOINLINE	static __attribute__((noinline, unused))
 #if __AK_PERCPU_INLINE_FALLBACK
@@ -370,30 +373,6 @@ static inline bool __ak_percpu_fast(struct __ak_rseq_ctx *x)
 #else
 # define __AK_PERCPU_OUT(name, ...)	name##_slow(__VA_ARGS__)
 #endif
-
-/*
- * Past the one test, the word ops (add, cmpxchg, the slot of
- * ak_this_cpu_ptr()) run the atomic mode inline: a call to
- * sched_getcpu() and one locked instruction, which a call to NAME_slow
- * around them made markedly dearer (its own call, the mode read again,
- * the registers it saves: stores the locked instruction waits for).
- * The mode is read here with a plain load, which the compiler cannot
- * keep in a register across a loop of rseq ops: their path never reads
- * it.  Any other value, the mode not chosen yet included, goes to
- * NAME_slow.  The ops whose atomic code is a loop (list, array) keep it
- * out of line: inline, it took the registers of the rseq sections
- * around it.  Where the out-of-line path is inline already, or the mode
- * is fixed to an rseq mode, there is no such test.
- */
-static inline bool __ak_percpu_atomic_op(void)
-{
-#if __AK_PERCPU_INLINE_FALLBACK || defined(AK_PERCPU_MODE_FIXED)
-	return false;
-#else
-	return __atomic_load_n(&__ak_percpu_mode, __ATOMIC_RELAXED) ==
-	       AK_PERCPU_ATOMIC;
-#endif
-}
 
 __AK_PERCPU_NOINLINE unsigned int __ak_this_slot_slow(void)
 {
@@ -413,8 +392,6 @@ static inline unsigned int __ak_this_slot_op(void)
 #if __AK_PERCPU_INLINE_FALLBACK
 	return __ak_this_slot(__ak_percpu_mode_op());
 #else
-	if (__ak_percpu_atomic_op())
-		return __ak_this_slot(AK_PERCPU_ATOMIC);
 	return __ak_this_slot_slow();
 #endif
 }
@@ -580,25 +557,6 @@ __ak_this_cpu_add_return_elem##bits##_slow(uint##bits##_t *pcp,	\
 	return __ak_this_cpu_add_return_elem##bits##_mode(		\
 			__ak_percpu_mode_op(), pcp, i, v);		\
 }									\
-/*									\
- * The atomic mode's op, inline past the one test (see			\
- * __ak_percpu_atomic_op()).  The operands the locked instruction	\
- * needs after sched_getcpu(), pcp aside, go through the stack: held	\
- * in callee-saved registers across that call, they took them from	\
- * the rseq path of a loop of ops, which then reloaded its rseq area	\
- * from the stack on every op.						\
- */									\
-__ak_inline uint##bits##_t						\
-__ak_this_cpu_add_return_elem##bits##_atomic(uint##bits##_t *pcp,	\
-					     size_t i, uint##bits##_t v) \
-{									\
-	volatile uint##bits##_t vv = v;					\
-	uint##bits##_t *p = &ak_per_cpu_ptr(pcp,			\
-				__ak_this_slot(AK_PERCPU_ATOMIC))[i];	\
-									\
-	v = vv;								\
-	return ak_fetch_add_relaxed(p, v) + v;				\
-}									\
 __ak_inline uint##bits##_t						\
 __ak_this_cpu_add_return_elem##bits(uint##bits##_t *pcp, size_t i,	\
 				    uint##bits##_t v)			\
@@ -608,9 +566,6 @@ __ak_this_cpu_add_return_elem##bits(uint##bits##_t *pcp, size_t i,	\
 	if (__ak_percpu_fast(&x))					\
 		return __ak_this_cpu_add_return_elem##bits##_rseq(x,	\
 							pcp, i, v);	\
-	if (__ak_percpu_atomic_op())					\
-		return __ak_this_cpu_add_return_elem##bits##_atomic(pcp, \
-								    i, v); \
 	return __AK_PERCPU_OUT(__ak_this_cpu_add_return_elem##bits,	\
 			       pcp, i, v);				\
 }									\
@@ -653,17 +608,6 @@ __ak_this_cpu_cmpxchg##bits##_slow(uint##bits##_t *pcp,		\
 	return __ak_this_cpu_cmpxchg##bits##_mode(__ak_percpu_mode_op(), \
 						   pcp, o, n);		\
 }									\
-/* the same for cmpxchg */						\
-__ak_inline uint##bits##_t						\
-__ak_this_cpu_cmpxchg##bits##_atomic(uint##bits##_t *pcp,		\
-				     uint##bits##_t o, uint##bits##_t n) \
-{									\
-	volatile uint##bits##_t vo = o, vn = n;				\
-	uint##bits##_t *p = ak_per_cpu_ptr(pcp,				\
-				__ak_this_slot(AK_PERCPU_ATOMIC));	\
-									\
-	return ak_cmpxchg_relaxed(p, vo, vn);				\
-}									\
 __ak_inline uint##bits##_t						\
 __ak_this_cpu_cmpxchg##bits(uint##bits##_t *pcp, uint##bits##_t o,	\
 			    uint##bits##_t n)				\
@@ -672,8 +616,6 @@ __ak_this_cpu_cmpxchg##bits(uint##bits##_t *pcp, uint##bits##_t o,	\
 									\
 	if (__ak_percpu_fast(&x))					\
 		return __ak_this_cpu_cmpxchg##bits##_rseq(x, pcp, o, n); \
-	if (__ak_percpu_atomic_op())					\
-		return __ak_this_cpu_cmpxchg##bits##_atomic(pcp, o, n);	\
 	return __AK_PERCPU_OUT(__ak_this_cpu_cmpxchg##bits, pcp, o, n);	\
 }									\
 __ak_inline uint##bits##_t						\
