@@ -310,9 +310,9 @@ def plan_rows(size, pus, top, o=None):
 def make_tree(o, top, t):
     """The compile's sources into t, a config.h per arch, and a Makefile
     of every source under each flag set: macro.json's "tree"."""
-    git, fixed = ["git", "-C", top], False
-    commit = None	# a checkout's own top only: a copy inside another
-    # repository's work tree (CI's build-ci/src) is no checkout of it
+    # git only at a checkout's own top: a copy of the sources inside
+    # another repository's work tree (CI's build-ci/src) is no checkout
+    git, fixed, commit = ["git", "-C", top], False, None
     if (registry.capture(git + ["rev-parse", "--show-toplevel"]) or
             "").strip() != os.path.realpath(top):
         o["con"].say(f"compile: {top} is no git checkout: compiling its "
