@@ -61,7 +61,7 @@ static const char usage_text[] =
 "\n"
 "SYNOPSIS\n"
 "    atomkit-rseq-check [--mode MODE] [--tap] [--require-all] [--list]\n"
-"                       [--quiet] [--] PROGRAM [ARG]...\n"
+"                       [--quiet] [--preempt] [--] PROGRAM [ARG]...\n"
 "\n"
 "DESCRIPTION\n"
 "    Runs PROGRAM under ptrace.  PROGRAM is a target: its cases are\n"
@@ -93,6 +93,10 @@ static const char usage_text[] =
 "    --quiet         print the failures and the summary line only\n"
 "    --trace         print every stop to stderr: the pc, the signal's\n"
 "                    code, what the tracer made of it\n"
+"    --preempt       before each job's stop, abort the job's section once\n"
+"                    where the run first enters it, as a real preemption\n"
+"                    would (the run then goes on as the case's abort\n"
+"                    path takes it): checks the tracer's own bookkeeping\n"
 "    -h, --help      this text\n"
 "\n"
 "EXIT STATUS\n"
@@ -124,6 +128,7 @@ int main(int argc, char **argv)
 #else
 
 static bool opt_tap, opt_require_all, opt_list, opt_quiet, opt_trace;
+static bool opt_preempt;
 static pid_t child;
 
 static void __attribute__((noreturn, format(printf, 1, 2)))
@@ -655,6 +660,14 @@ static struct kase *cur;
 static struct job job;
 static uint64_t job_addr;
 static bool job_hit, job_aborted;
+/*
+ * A real preemption aborted a section of the case before the stop: the
+ * run may have gone on through the library's out-of-line sections, whose
+ * commits do not move the regions' baseline.
+ */
+static bool job_preempted;
+/* --preempt: the section start at which this run is still to be aborted */
+static uint64_t preempt_at;
 /* the job's reruns */
 static unsigned int job_tries;
 #define JOB_TRIES	8
@@ -697,7 +710,7 @@ static uint64_t rseq_cs_now(void)
 }
 
 /* A pending step: over a breakpoint to re-arm, or a job's stop's resume. */
-static enum { NO_STEP, STEP_OVER, STEP_JOB } step;
+static enum { NO_STEP, STEP_OVER, STEP_JOB, STEP_PREEMPT } step;
 static uint64_t step_rearm;
 
 static unsigned long failures, random_aborts, disc_aborts;
@@ -841,17 +854,25 @@ static void begin(void)
 	}
 	job = cur->jobs[cur->next++];
 	job_addr = job.k < job.s->ninsn ? job.s->insn[job.k] : job.s->post;
-	job_hit = job_aborted = false;
+	job_hit = job_aborted = job_preempted = false;
 	job_effect[0] = 0;
 	read_case_regions();
 	/*
 	 * A commit of any section of the case moves the regions' baseline:
-	 * what an abort must leave is what the last commit left.
+	 * what an abort must leave is what the last commit left.  An abort
+	 * of any of them before the stop is a real preemption's.
 	 */
-	for (i = 0; i < cur->nin; i++)
+	for (i = 0; i < cur->nin; i++) {
 		bp_arm(cur->in[i]->post);
+		bp_arm(cur->in[i]->abort_ip);
+	}
 	bp_arm(job_addr);
-	bp_arm(job.s->abort_ip);
+	preempt_at = 0;
+	if (opt_preempt && !job_tries && job.k > 0 &&
+	    !bp_find(job.s->insn[0])) {
+		preempt_at = job.s->insn[0];
+		bp_arm(preempt_at);
+	}
 	phase = JOB;
 	write_again(1 + job_tries);	/* the case's variant, plus one */
 }
@@ -892,17 +913,23 @@ static void end(void)
 	}
 	if (phase != JOB)
 		die("case %s ended outside a run", cur ? cur->name : "?");
-	for (i = 0; i < cur->nin; i++)
+	for (i = 0; i < cur->nin; i++) {
 		bp_disarm(cur->in[i]->post);
+		bp_disarm(cur->in[i]->abort_ip);
+	}
 	bp_disarm(job_addr);
-	bp_disarm(job.s->abort_ip);
+	if (preempt_at)
+		bp_disarm(preempt_at);
 	/*
 	 * Not stopped at: a real preemption aborted the section before the
 	 * stop and the operation went on elsewhere (an inline fastpath falls
 	 * back to the library's), or this run's input took a branch around
-	 * the instruction.  Run the job again, as the case's next variant.
+	 * the instruction.  An effect seen at the stop's abort after a real
+	 * one may be a commit of the library's copy the baseline missed.
+	 * Run the job again, as the case's next variant.
 	 */
-	if (!job_hit && c.ok && ++job_tries < JOB_TRIES) {
+	if ((!job_hit || (job_preempted && job_effect[0])) && c.ok &&
+	    ++job_tries < JOB_TRIES) {
 		cur->next--;
 		phase = IDLE;
 		return;
@@ -1093,8 +1120,34 @@ static void on_sigtrap(void)
 			resume(PTRACE_CONT, 0);
 			return;
 		}
+	} else if (step == STEP_PREEMPT) {
+		step = NO_STEP;
+		/*
+		 * As a job's stop, but the run goes on: the trap at abort_ip
+		 * (now, or on the resume) counts the abort as a real one's.
+		 */
+		if (!(brk && at == job.s->abort_ip) && pc != job.s->abort_ip) {
+			char what[512];
+
+			name_insn(job.s, 0, what, sizeof(what));
+			fail("%s: %s: the preemption before the stop did not"
+			     " abort the section", cur->name, what);
+		}
+		preempt_at = 0;
+		if (!brk) {
+			resume(PTRACE_CONT, 0);
+			return;
+		}
 	}
 	if (brk) {
+		if (phase == JOB && at == preempt_at && !job_hit) {
+			/* --preempt: a context switch here, once */
+			bp_disarm(at);
+			pc_back_to(at);
+			step = STEP_PREEMPT;
+			resume(PTRACE_SINGLESTEP, 0);
+			return;
+		}
 		if (phase == JOB && at == job_addr && !job_hit) {
 			/* the stop: resume it by one step, and see */
 			job_hit = true;
@@ -1104,8 +1157,15 @@ static void on_sigtrap(void)
 			resume(PTRACE_SINGLESTEP, 0);
 			return;
 		}
-		if (phase == JOB && at == job.s->abort_ip)
-			random_aborts++;	/* a real preemption */
+		if (phase == JOB) {
+			for (i = 0; i < cur->nin; i++)
+				if (cur->in[i]->abort_ip == at)
+					break;
+			if (i < cur->nin) {
+				random_aborts++;	/* a real preemption */
+				job_preempted |= !job_hit;
+			}
+		}
 		/* a commit of that section, not a jump to its end */
 		if (phase == JOB) {
 			for (i = 0; i < cur->nin; i++)
@@ -1227,6 +1287,7 @@ int main(int argc, char **argv)
 		{ "list", no_argument, NULL, 'l' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "trace", no_argument, NULL, 'T' },
+		{ "preempt", no_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -1251,6 +1312,7 @@ int main(int argc, char **argv)
 		case 'l': opt_list = true; break;
 		case 'q': opt_quiet = true; break;
 		case 'T': opt_trace = true; break;
+		case 'P': opt_preempt = true; break;
 		case 'h':
 			fputs(usage_text, stdout);
 			return 0;

@@ -126,6 +126,44 @@ if [ -n "$mode_ok" ]; then
 	fi
 fi
 
+# a real preemption before each stop (--preempt): every one aborted the
+# section, and no run that the case's abort path took elsewhere (the
+# library's out-of-line copies, whose commits the regions' baseline does
+# not follow) is reported wrong; the jobs' own counts as without it
+case $fixed in
+''|runtime) pm=rseq ;;
+rseq|rseq-mm_cid) pm=$fixed ;;
+*) pm= ;;
+esac
+if [ -n "$pm" ]; then
+	$tool --tap --preempt --mode "$pm" "$target" >"$out" 2>&1
+	rc=$?
+else
+	echo "the per-CPU mode is fixed to $fixed" >"$out"
+	rc=77
+fi
+summary=$(sed -n 's/^# \([0-9]* section(s) found.*\)/\1/p' "$out")
+counts_ok=$(echo "$summary" | awk '{
+	for (i = 1; i < NF; i++) {
+		w = $(i + 1)
+		if (w ~ /^instructions/) ins = $i
+		if (w ~ /^stops/) st = $i
+		if (w ~ /^aborts/ && ab == "") ab = $i
+		if (w ~ /^entered/) en = $i
+		if (w ~ /^wrong/) wr = $i
+		if (w ~ /^other/) ot = $i
+	}
+	print (ins > 0 && ab == ins && st == ins + en && wr == 0 &&
+	       ot >= ins) ? "yes" : "no" }')
+if [ "$rc" -eq 77 ]; then
+	skip "--preempt" "$(tail -n 1 "$out")"
+elif [ "$rc" -eq 0 ] && [ "$counts_ok" = yes ]; then
+	ok "mode $pm, a preemption before each stop: $summary"
+else
+	grep -v '^ok' "$out" | sed 's/^/# /' | tail -n 20
+	not_ok "mode $pm, a preemption before each stop: exit $rc: $summary"
+fi
+
 # the wrong section: caught, and its store named
 $tool "$bad" >"$out" 2>&1
 rc=$?
