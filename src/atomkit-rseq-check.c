@@ -1158,20 +1158,19 @@ static void on_sigtrap(void)
 			return;
 		}
 		if (phase == JOB) {
-			for (i = 0; i < cur->nin; i++)
-				if (cur->in[i]->abort_ip == at)
-					break;
-			if (i < cur->nin) {
-				random_aborts++;	/* a real preemption */
-				job_preempted |= !job_hit;
-			}
-		}
-		/* a commit of that section, not a jump to its end */
-		if (phase == JOB) {
-			for (i = 0; i < cur->nin; i++)
+			bool aborted = false;
+
+			for (i = 0; i < cur->nin; i++) {
+				/* a commit of that section, not a jump to its end */
 				if (cur->in[i]->post == at &&
 				    rseq_cs_now() == cur->in[i]->desc)
 					read_case_regions();
+				aborted |= cur->in[i]->abort_ip == at;
+			}
+			if (aborted) {
+				random_aborts++;	/* a real preemption */
+				job_preempted |= !job_hit;
+			}
 		}
 		if (phase == DISCOVER) {
 			for (i = 0; i < nsecs; i++) {
