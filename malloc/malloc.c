@@ -251,6 +251,8 @@ static void setup(void)
 	design = (enum ak_slab_fastpath)fp;
 	/* the caches are made as their sizes are first asked for */
 	if (!atfork_done) {
+		/* ours after the 128-bit emulation's: it locks innermost */
+		__ak_lockemu_atfork();
 		pthread_atfork(fork_prepare, fork_release, fork_child);
 		atfork_done = true;
 	}

@@ -9,7 +9,11 @@
  * fork() takes every lock first and releases them on both sides: a child
  * forked while another thread held one would inherit it held, and its
  * first cmpxchg128 on that slot would spin forever with every signal
- * blocked, past any alarm().
+ * blocked, past any alarm().  These locks are the innermost: a thread
+ * may hold another lock of ours (a slab's list lock) around a
+ * cmpxchg128, never the other way.  So their prepare handler must run
+ * after every other, and fork runs prepare handlers in the reverse order
+ * of their registration: it is registered before any other of ours.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -58,9 +62,17 @@ static void fork_release(void)
 	pthread_sigmask(SIG_SETMASK, &fork_saved, NULL);
 }
 
+void __ak_lockemu_atfork(void)
+{
+	static int done;
+
+	if (!__atomic_exchange_n(&done, 1, __ATOMIC_ACQ_REL))
+		pthread_atfork(fork_prepare, fork_release, fork_release);
+}
+
 __attribute__((constructor)) static void lockemu_init(void)
 {
-	pthread_atfork(fork_prepare, fork_release, fork_release);
+	__ak_lockemu_atfork();
 }
 
 ak_u128 ak_cmpxchg128_lockemu(ak_u128 *p, ak_u128 old, ak_u128 new_)

@@ -119,6 +119,14 @@ extern "C" {
  * same object.  ak_have_cmpxchg128() reports whether it is in use.
  */
 ak_u128 ak_cmpxchg128_lockemu(ak_u128 *p, ak_u128 old, ak_u128 new_);
+/*
+ * Registers the emulation's fork handlers, once: whoever registers its
+ * own, which may hold a lock around a 128-bit op, calls it first, so
+ * that fork takes the emulation's locks after its own (src/lockemu.c).
+ * The library's constructor calls it too, but a malloc interposer's
+ * first call can come before constructors run.
+ */
+void __ak_lockemu_atfork(void);
 #ifdef __cplusplus
 }
 #endif
