@@ -315,9 +315,10 @@ static void run_word_sections(struct akb_state *s, enum op op,
 		sect_init(&x, q, m);
 		rs = x.rs;
 		idp = x.idp;
+		/* the section alone, as the op runs it: q is aligned */
 		LOOP(w = *(volatile ak_u128 *)(void *)sect_copy(&x, idp);
-		     SECT(ak_rseq_cmpxchg128(rs, idp, &x.base, &x.stride,
-					     w, w + 1, &seen)));
+		     SECT(__ak_rseq_cmpxchg128(rs, idp, &x.base, &x.stride,
+					       w, w + 1, &seen)));
 		ak_percpu_free(q);
 		return;
 	}

@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <unistd.h>
 #include <sys/wait.h>
+#include <atomkit/percpu.h>
 #include "variants.h"
 
 static void test_type_alignment(void **state)
@@ -162,6 +163,30 @@ static void test_cmpxchg_double_not_adjacent(void **s)
 	expect_bug(call_cmpxchg_double_not_adjacent, NULL, "__p1 + 1");
 }
 
+/*
+ * The 128-bit rseq section takes its copies' base and stride from the
+ * caller (the this_cpu op's come from ak_percpu_alloc(), aligned): the
+ * check of both runs before the section, so no rseq area is needed, and
+ * a build without sections reaches it too.
+ */
+static void call_rseq_cmpxchg128(const void *arg)
+{
+	static struct ak_rseq_abi area;
+	void *base = arg ? (void *)misaligned() : (void *)&buf.v[0];
+	size_t stride = arg ? 64 : 24;
+	ak_u128 seen;
+
+	(void)ak_rseq_cmpxchg128(&area, &area.cpu_id, &base, &stride, 0, 1,
+				 &seen);
+}
+
+static void test_rseq_cmpxchg128_misaligned(void **s)
+{
+	(void)s;
+	expect_bug(call_rseq_cmpxchg128, "base", "AK_IS_ALIGNED16(*base)");
+	expect_bug(call_rseq_cmpxchg128, NULL, "AK_IS_ALIGNED16(*stride)");
+}
+
 /* The named variants check too, not only the API in front of them. */
 static void call_variant(const void *arg)
 {
@@ -197,6 +222,7 @@ int main(void)
 		AK_TEST(test_try_cmpxchg128_local_misaligned),
 		AK_TEST(test_cmpxchg_double_misaligned),
 		AK_TEST(test_cmpxchg_double_not_adjacent),
+		AK_TEST(test_rseq_cmpxchg128_misaligned),
 	};
 
 	return ak_run_with_variants("misuse", api, AK_ARRAY_SIZE(api),

@@ -196,15 +196,14 @@ __AK_ARM64_RSEQ_WIDTH(64, "x")
  * aborts).  The first register of ldp/stp is the word at the lower
  * address, ak_u128_word0, on either endianness.
  */
-__ak_inline int ak_rseq_cmpxchg128(struct ak_rseq_abi *rs,
-				   const uint32_t *idp, void *const *base,
-				   const size_t *stride, ak_u128 expect,
-				   ak_u128 new_, ak_u128 *seen)
+__ak_inline int __ak_rseq_cmpxchg128(struct ak_rseq_abi *rs,
+				     const uint32_t *idp, void *const *base,
+				     const size_t *stride, ak_u128 expect,
+				     ak_u128 new_, ak_u128 *seen)
 {
 	uintptr_t c;
 	uint64_t s0, s1;
 
-	AK_BUG_ON(!AK_IS_ALIGNED16(*base) || !AK_IS_ALIGNED16(*stride));
 	__asm__ __volatile__ goto(__AK_RSEQ_DESCRIPTOR
 		"adrp %[c], 3b\n\t"
 		"add %[c], %[c], :lo12:3b\n\t"

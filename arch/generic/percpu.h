@@ -50,10 +50,10 @@ __ak_inline int ak_rseq_cmpxchg##bits(struct ak_rseq_abi *rs,		\
 __AK_RSEQ_STUB_WIDTH(32)
 __AK_RSEQ_STUB_WIDTH(64)
 
-__ak_inline int ak_rseq_cmpxchg128(struct ak_rseq_abi *rs,
-				   const uint32_t *idp, void *const *base,
-				   const size_t *stride, ak_u128 expect,
-				   ak_u128 new_, ak_u128 *seen)
+__ak_inline int __ak_rseq_cmpxchg128(struct ak_rseq_abi *rs,
+				     const uint32_t *idp, void *const *base,
+				     const size_t *stride, ak_u128 expect,
+				     ak_u128 new_, ak_u128 *seen)
 {
 	__builtin_trap();
 }

@@ -239,10 +239,10 @@ __AK_PPC_RSEQ_WIDTH(64, "ld", "cmpd", "std")
  * debug builds.  Every ppc64le build assumes POWER8, so the check folds
  * away there.
  */
-__ak_inline int ak_rseq_cmpxchg128(struct ak_rseq_abi *rs,
-				   const uint32_t *idp, void *const *base,
-				   const size_t *stride, ak_u128 expect,
-				   ak_u128 new_, ak_u128 *seen)
+__ak_inline int __ak_rseq_cmpxchg128(struct ak_rseq_abi *rs,
+				     const uint32_t *idp, void *const *base,
+				     const size_t *stride, ak_u128 expect,
+				     ak_u128 new_, ak_u128 *seen)
 {
 	uint64_t e0 = ak_u128_word0(expect), e1 = ak_u128_word1(expect);
 	uint64_t nh_ = ak_u128_hi(new_), nl_ = ak_u128_lo(new_);
@@ -250,7 +250,6 @@ __ak_inline int ak_rseq_cmpxchg128(struct ak_rseq_abi *rs,
 	uintptr_t c;
 
 	AK_BUG_ON(!ak_ppc_has_quadword());
-	AK_BUG_ON(!AK_IS_ALIGNED16(*base) || !AK_IS_ALIGNED16(*stride));
 	{
 		register uint64_t nh __asm__("r6") = nh_;
 		register uint64_t nl __asm__("r7") = nl_;

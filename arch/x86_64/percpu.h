@@ -190,15 +190,14 @@ __AK_X86_RSEQ_WIDTH(64)
  * enough: the section makes this CPU the only writer of the copy, and one
  * instruction cannot be split by a preemption.
  */
-__ak_inline int ak_rseq_cmpxchg128(struct ak_rseq_abi *rs,
-				   const uint32_t *idp, void *const *base,
-				   const size_t *stride, ak_u128 expect,
-				   ak_u128 new_, ak_u128 *seen)
+__ak_inline int __ak_rseq_cmpxchg128(struct ak_rseq_abi *rs,
+				     const uint32_t *idp, void *const *base,
+				     const size_t *stride, ak_u128 expect,
+				     ak_u128 new_, ak_u128 *seen)
 {
 	uint64_t lo = ak_u128_lo(expect), hi = ak_u128_hi(expect);
 	uintptr_t c;
 
-	AK_BUG_ON(!AK_IS_ALIGNED16(*base) || !AK_IS_ALIGNED16(*stride));
 	__asm__ __volatile__ goto(__AK_RSEQ_DESCRIPTOR
 		"leaq 3b(%%rip), %[c]\n\t"
 		"movq %[c], " __AK_RSEQ_XSTR(AK_RSEQ_CS_OFFSET) "(%[rs])\n"

@@ -442,6 +442,24 @@ static inline bool ak_percpu_mode_is_rseq(enum ak_percpu_mode m)
 	return __AK_RSEQ_MODE(m);
 }
 
+/*
+ * The 128-bit section assumes a 16-byte aligned copy (cmpxchg16b faults,
+ * and ldp/stp or lq/stq would not be single-copy atomic, on any other):
+ * for a caller's own base and stride the debug build checks both.  The
+ * this_cpu op runs __ak_rseq_cmpxchg128, the section alone: its base and
+ * stride come from ak_percpu_alloc(), which aligns both to a cache line,
+ * so a check there would be per-op work on a fact fixed at allocation.
+ */
+__ak_inline int ak_rseq_cmpxchg128(struct ak_rseq_abi *rs,
+				   const uint32_t *idp, void *const *base,
+				   const size_t *stride, ak_u128 expect,
+				   ak_u128 new_, ak_u128 *seen)
+{
+	AK_BUG_ON(!AK_IS_ALIGNED16(*base) || !AK_IS_ALIGNED16(*stride));
+	return __ak_rseq_cmpxchg128(rs, idp, base, stride, expect, new_,
+				    seen);
+}
+
 /* This thread's rseq area, or NULL before its first per-CPU op. */
 static inline struct ak_rseq_abi *ak_rseq_area(void)
 {
@@ -738,8 +756,8 @@ __ak_inline ak_u128 __ak_this_cpu_cmpxchg128_rseq(struct __ak_rseq_ctx x,
 {
 	ak_u128 seen;
 
-	while (ak_unlikely(ak_rseq_cmpxchg128(x.rs, x.idp, __AK_PCP(pcp),
-					      o, n, &seen) < 0))
+	while (ak_unlikely(__ak_rseq_cmpxchg128(x.rs, x.idp, __AK_PCP(pcp),
+						o, n, &seen) < 0))
 		ak_rseq_count_abort();
 	return seen;
 }
