@@ -455,7 +455,8 @@ __ak_inline int ak_rseq_cmpxchg128(struct ak_rseq_abi *rs,
 				   const size_t *stride, ak_u128 expect,
 				   ak_u128 new_, ak_u128 *seen)
 {
-	AK_BUG_ON(!AK_IS_ALIGNED16(*base) || !AK_IS_ALIGNED16(*stride));
+	AK_BUG_ON(!AK_IS_ALIGNED16(*base));
+	AK_BUG_ON(!AK_IS_ALIGNED16(*stride));
 	return __ak_rseq_cmpxchg128(rs, idp, base, stride, expect, new_,
 				    seen);
 }
