@@ -80,8 +80,12 @@ void ak_kmem_cache_free(struct ak_kmem_cache *s, void *p)
 
 void slab_entry_init(struct ak_kmem_cache *s)
 {
+	unsigned int k;
+
 	s->fast.kind = __AK_SLAB_CALL;
 	s->fast.id_off = AK_RSEQ_OP_NONE;
+	for (k = 0; k < __AK_SLAB_NR_KINDS - 1; k++)
+		s->fast.kind_off[k] = AK_RSEQ_OP_NONE;
 	if (s->flags & (AK_SLAB_DEBUG | AK_SLAB_STATS)) {
 		s->alloc = hooked_alloc;
 		s->free = hooked_free;
@@ -100,6 +104,7 @@ void slab_entry_init(struct ak_kmem_cache *s)
 			offsetof(struct ak_rseq_abi, mm_cid) :
 			offsetof(struct ak_rseq_abi, cpu_id);
 		s->fast.kind = s->ops->inline_kind;
+		s->fast.kind_off[s->fast.kind - 1] = s->fast.id_off;
 	}
 #endif
 }

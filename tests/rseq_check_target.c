@@ -3,7 +3,8 @@
  * The target of atomkit-rseq-check (doc/testing.md, "The rseq abort
  * injector"): one case per rseq section of the per-CPU API, and the slab
  * designs' rseq fastpaths through each of their entry points (the inline
- * ones compiled here, the library's ak_kmem_cache_alloc/free, and the
+ * ones compiled here, as they run by default and in a build for one
+ * design, AK_SLAB_DESIGN; the library's ak_kmem_cache_alloc/free; and the
  * designs' own entries behind __ak_kmem_cache_alloc/free), alloc, free
  * and bulk.  Each case does one operation between ak_rseq_check_begin()
  * and _end(), and checks that it took effect exactly once: counters
@@ -405,22 +406,43 @@ void rc_fixed_rseq_mm_cid_slow(void);
 
 /* ---- the slab designs' fastpaths ---- */
 
-enum entry { INLINE, CALL, DESIGN };
-static const char *const entry_name[] = { "inline", "call", "design" };
+/* fixed: the calls of a build for the cache's one design (AK_SLAB_DESIGN) */
+enum entry { INLINE, FIXED, CALL, DESIGN };
+static const char *const entry_name[] = {
+	"inline", "fixed", "call", "design"
+};
 
-static void *do_alloc(struct ak_kmem_cache *s, enum entry e)
+static void *do_alloc(struct ak_kmem_cache *s, enum entry e,
+		      enum ak_slab_fastpath d)
 {
 	switch (e) {
 	case INLINE: return ak_kmem_cache_alloc(s, 0);
+	case FIXED:
+		if (d == AK_SLAB_ARRAY)
+			return __ak_kmem_cache_alloc_kind(s, 0,
+							  __AK_SLAB_INLINE_ARRAY);
+		if (d == AK_SLAB_SHEAF)
+			return __ak_kmem_cache_alloc_kind(s, 0,
+							  __AK_SLAB_INLINE_SHEAF);
+		return __ak_kmem_cache_alloc_kind(s, 0, __AK_SLAB_INLINE_LIST);
 	case CALL: return rc_call_alloc(s);
 	default: return __ak_kmem_cache_alloc(s, 0);
 	}
 }
 
-static void do_free(struct ak_kmem_cache *s, void *p, enum entry e)
+static void do_free(struct ak_kmem_cache *s, void *p, enum entry e,
+		    enum ak_slab_fastpath d)
 {
 	switch (e) {
 	case INLINE: ak_kmem_cache_free(s, p); break;
+	case FIXED:
+		if (d == AK_SLAB_ARRAY)
+			__ak_kmem_cache_free_kind(s, p, __AK_SLAB_INLINE_ARRAY);
+		else if (d == AK_SLAB_SHEAF)
+			__ak_kmem_cache_free_kind(s, p, __AK_SLAB_INLINE_SHEAF);
+		else
+			__ak_kmem_cache_free_kind(s, p, __AK_SLAB_INLINE_LIST);
+		break;
 	case CALL: rc_call_free(s, p); break;
 	default: __ak_kmem_cache_free(s, p); break;
 	}
@@ -466,32 +488,35 @@ static void slab(enum ak_slab_fastpath d)
 	for (i = 0; i < 12; i++)
 		ak_kmem_cache_free(s, held[i]);
 	for (e = INLINE; e <= DESIGN; e++) {
+		if (e == FIXED && d != AK_SLAB_ARRAY && d != AK_SLAB_SHEAF &&
+		    d != AK_SLAB_RSEQ_LIST)
+			continue;	/* no inline fastpath to fix */
 		snprintf(name, sizeof(name), "slab/%s/alloc/%s",
 			 ak_slab_fastpath_name(d), entry_name[e]);
 		c = slab_case(name, d, f);
 		while (ak_rseq_check_begin(c)) {
 			before = ak_kmem_cache_audit(s);
-			p = do_alloc(s, e);
+			p = do_alloc(s, e, d);
 			after = ak_kmem_cache_audit(s);
 			ak_rseq_check_end(c, p && after == before + 1,
 					  "%ld objects held, then %ld (got %p)",
 					  before, after, p);
-			do_free(s, p, e);
+			do_free(s, p, e, d);
 		}
 		snprintf(name, sizeof(name), "slab/%s/free/%s",
 			 ak_slab_fastpath_name(d), entry_name[e]);
 		c = slab_case(name, d, f);
-		p = do_alloc(s, e);
+		p = do_alloc(s, e, d);
 		while (ak_rseq_check_begin(c)) {
 			before = ak_kmem_cache_audit(s);
-			do_free(s, p, e);
+			do_free(s, p, e, d);
 			after = ak_kmem_cache_audit(s);
 			ak_rseq_check_end(c, after == before - 1,
 					  "%ld objects held, then %ld", before,
 					  after);
-			p = do_alloc(s, e);
+			p = do_alloc(s, e, d);
 		}
-		do_free(s, p, e);
+		do_free(s, p, e, d);
 	}
 	/*
 	 * Bulk: 3 objects, an odd count the per-CPU level has; or, as the

@@ -1085,6 +1085,78 @@ static void test_inline(void **state)
 	destroy_clean(dbg);
 }
 
+/* tests/slab_design_array.c: a file built with AK_SLAB_DESIGN=array */
+extern __thread unsigned long design_array_calls;
+void *design_array_alloc(struct ak_kmem_cache *s);
+void design_array_free(struct ak_kmem_cache *s, void *p);
+
+/* Through the calls of a build fixed to design kind k (3: that file's). */
+static void *alloc_fixed(struct ak_kmem_cache *s, unsigned int k)
+{
+	switch (k) {
+	case 0: return __ak_kmem_cache_alloc_kind(s, 0, __AK_SLAB_INLINE_ARRAY);
+	case 1: return __ak_kmem_cache_alloc_kind(s, 0, __AK_SLAB_INLINE_SHEAF);
+	case 2: return __ak_kmem_cache_alloc_kind(s, 0, __AK_SLAB_INLINE_LIST);
+	default: return design_array_alloc(s);
+	}
+}
+
+static void free_fixed(struct ak_kmem_cache *s, void *p, unsigned int k)
+{
+	switch (k) {
+	case 0: __ak_kmem_cache_free_kind(s, p, __AK_SLAB_INLINE_ARRAY); break;
+	case 1: __ak_kmem_cache_free_kind(s, p, __AK_SLAB_INLINE_SHEAF); break;
+	case 2: __ak_kmem_cache_free_kind(s, p, __AK_SLAB_INLINE_LIST); break;
+	default: design_array_free(s, p); break;
+	}
+}
+
+/*
+ * A caller built for one design (AK_SLAB_DESIGN) runs inline exactly on
+ * the caches of that design that the library runs inline, and calls the
+ * library for every other cache, whatever its design or mode: each fixed
+ * kind's calls on this design's cache, and those of a file built with
+ * AK_SLAB_DESIGN=array.
+ */
+static void test_fixed_design(void **state)
+{
+	enum { N = 500 };
+	static const enum ak_slab_fastpath of_kind[] = {
+		AK_SLAB_ARRAY, AK_SLAB_SHEAF, AK_SLAB_RSEQ_LIST, AK_SLAB_ARRAY,
+	};
+	struct ak_kmem_cache *s = make(state, 64, 0, 0);
+	unsigned long calls, a;
+	unsigned int k, i;
+	cpu_set_t old;
+	bool mine;
+	void *p;
+
+	pin(&old);
+	ak_kmem_cache_free(s, ak_kmem_cache_alloc(s, 0));
+	for (k = 0; k < AK_ARRAY_SIZE(of_kind); k++) {
+		mine = inline_expected(s) && design(state) == of_kind[k];
+		calls = lib_calls + design_array_calls;
+		a = ak_rseq_aborts();
+		for (i = 0; i < N; i++) {
+			p = alloc_fixed(s, k);
+			assert_non_null(p);
+			*(volatile char *)p = 1;
+			free_fixed(s, p, k);
+		}
+		calls = lib_calls + design_array_calls - calls;
+		a = ak_rseq_aborts() - a;
+		print_message("# kind %u: %lu calls, %lu aborts in %d pairs\n",
+			      k, calls, a, N);
+		if (mine)	/* as test_inline: mm_cid may move once */
+			assert_true(calls <= a + (mode == AK_PERCPU_RSEQ_MM_CID ?
+						  4 : 0));
+		else
+			assert_int_equal(calls, 2 * N);
+	}
+	sched_setaffinity(0, sizeof(old), &old);
+	destroy_clean(s);
+}
+
 /*
  * The freelist designs free onto the per-CPU list only objects of the
  * slab the slot owns; rseq-list's inline free checks that inside its
@@ -1729,6 +1801,7 @@ static const struct test_def per_design[] = {
 	{ "small_slabs", test_small_slabs },
 	{ "stats", test_stats },
 	{ "inline", test_inline },
+	{ "fixed_design", test_fixed_design },
 	{ "owner_check", test_owner_check },
 	{ "cpu_partial_knob", test_cpu_partial_knob },
 	{ "cpu_partial", test_cpu_partial },

@@ -334,6 +334,7 @@ enum __ak_slab_inline {
 	__AK_SLAB_INLINE_ARRAY,		/* <atomkit/slab/array.h> */
 	__AK_SLAB_INLINE_SHEAF,		/* <atomkit/slab/sheaf.h> */
 	__AK_SLAB_INLINE_LIST,		/* <atomkit/slab/rseq-list.h> */
+	__AK_SLAB_NR_KINDS
 };
 
 struct ak_kmem_cache_fast {
@@ -349,6 +350,14 @@ struct ak_kmem_cache_fast {
 	 */
 	uintptr_t id_off;
 	unsigned int kind;		/* enum __ak_slab_inline */
+	/*
+	 * id_off once more per inline kind (kind_off[kind - 1]): the
+	 * cache's own kind's word is id_off, the others AK_RSEQ_OP_NONE.
+	 * A caller built for one design (AK_SLAB_DESIGN) reads only its
+	 * kind's word: one sign test then says "registered, and a cache of
+	 * this design", with no kind to read or compare.
+	 */
+	uintptr_t kind_off[__AK_SLAB_NR_KINDS - 1];
 };
 
 static inline const struct ak_kmem_cache_fast *
@@ -386,12 +395,12 @@ void __ak_kmem_cache_free(struct ak_kmem_cache *s, void *p);
  * cache without an inline fastpath, or before the thread's area is
  * registered.
  */
-__ak_inline bool __ak_slab_rseq_ctx(const struct ak_kmem_cache_fast *f,
+__ak_inline bool __ak_slab_rseq_ctx(const uintptr_t *off,
 				    struct ak_rseq_abi **rs,
 				    const uint32_t **idp)
 {
 	uintptr_t a = __ak_rseq_op_area_stable();
-	uintptr_t id = a + (uintptr_t)__ak_load_stable64(&f->id_off);
+	uintptr_t id = a + (uintptr_t)__ak_load_stable64(off);
 
 	*rs = (struct ak_rseq_abi *)a;
 	*idp = (const uint32_t *)id;
@@ -419,20 +428,28 @@ __ak_inline uintptr_t __ak_slab_mask(const struct ak_kmem_cache_fast *f)
  * One sign test for a cache without an inline fastpath (kind 0) and a
  * thread not registered (both a call), then one test of the cache's kind
  * per design, in a fixed order: a cache's kind never changes, so each is
- * taken the same way on every call.  A design's part returns what its section did: 0 done, 1 the library's
- * way (empty, full, not this slot's slab), -1 aborted by the kernel.
- * Without sections (the generic build, a compiler without asm goto
- * outputs) every call goes to the library.
+ * taken the same way on every call.  A design's part returns what its
+ * section did: 0 done, 1 the library's way (empty, full, not this slot's
+ * slab), -1 aborted by the kernel.  Without sections (the generic build,
+ * a compiler without asm goto outputs) every call goes to the library.
+ *
+ * fixed, a constant: 0 for that, or the one kind a caller built for one
+ * design runs (AK_SLAB_DESIGN, below), as a port that builds one
+ * allocator in has it: the sign test is then on that kind's word of
+ * kind_off, so that a cache of any other design fails it too and calls
+ * the library, and no kind is read.
  */
-__ak_inline void *__ak_kmem_cache_alloc_inline(struct ak_kmem_cache *s,
-					       ak_gfp_t flags)
+__ak_inline void *__ak_kmem_cache_alloc_kind(struct ak_kmem_cache *s,
+					     ak_gfp_t flags,
+					     unsigned int fixed)
 {
 #if AK_HAVE_ARCH_RSEQ
 	const struct ak_kmem_cache_fast *f = __ak_kmem_cache_fast(s);
-	unsigned int kind = __ak_load_stable32(&f->kind);
+	unsigned int kind = fixed ? fixed : __ak_load_stable32(&f->kind);
 	struct ak_rseq_abi *rs;
 	const uint32_t *idp;
-	bool ok = __ak_slab_rseq_ctx(f, &rs, &idp);
+	bool ok = __ak_slab_rseq_ctx(fixed ? &f->kind_off[fixed - 1] :
+				     &f->id_off, &rs, &idp);
 	void *p;
 	int rc;
 
@@ -451,20 +468,22 @@ __ak_inline void *__ak_kmem_cache_alloc_inline(struct ak_kmem_cache *s,
 		ak_rseq_count_abort();
 call:
 #endif
+	(void)fixed;
 	AK_SLAB_CALL_HOOK(s);
 	return __ak_kmem_cache_alloc(s, flags);
 }
 
-__ak_inline void __ak_kmem_cache_free_inline(struct ak_kmem_cache *s,
-					     void *p)
+__ak_inline void __ak_kmem_cache_free_kind(struct ak_kmem_cache *s, void *p,
+					   unsigned int fixed)
 {
 #if AK_HAVE_ARCH_RSEQ
 	const struct ak_kmem_cache_fast *f = __ak_kmem_cache_fast(s);
-	unsigned int kind = __ak_load_stable32(&f->kind);
+	unsigned int kind = fixed ? fixed : __ak_load_stable32(&f->kind);
 	unsigned long limit = __ak_slab_limit(f);
 	struct ak_rseq_abi *rs;
 	const uint32_t *idp;
-	bool ok = __ak_slab_rseq_ctx(f, &rs, &idp);
+	bool ok = __ak_slab_rseq_ctx(fixed ? &f->kind_off[fixed - 1] :
+				     &f->id_off, &rs, &idp);
 	int rc;
 
 	/* the loads before any branch: a caller's loop may keep them */
@@ -484,9 +503,44 @@ __ak_inline void __ak_kmem_cache_free_inline(struct ak_kmem_cache *s,
 		ak_rseq_count_abort();
 call:
 #endif
+	(void)fixed;
 	AK_SLAB_CALL_HOOK(s);
 	__ak_kmem_cache_free(s, p);
 }
+
+/* The calls as the library runs them: the kind read from the cache. */
+__ak_inline void *__ak_kmem_cache_alloc_inline(struct ak_kmem_cache *s,
+					       ak_gfp_t flags)
+{
+	return __ak_kmem_cache_alloc_kind(s, flags, 0);
+}
+
+__ak_inline void __ak_kmem_cache_free_inline(struct ak_kmem_cache *s,
+					     void *p)
+{
+	__ak_kmem_cache_free_kind(s, p, 0);
+}
+
+/*
+ * AK_SLAB_DESIGN=array (or sheaf, rseq_list) when compiling: the calls
+ * of that file run that design's inline fastpath only, with no test of
+ * the cache's design beyond the sign test every call makes; caches of
+ * the other designs still work, each call going to the library.  As
+ * AK_PERCPU_MODE does for the per-CPU ops (doc/slab.md, "A design fixed
+ * at build time").
+ */
+#ifdef AK_SLAB_DESIGN
+# define __AK_SLAB_DESIGN_array		1
+# define __AK_SLAB_DESIGN_sheaf		2
+# define __AK_SLAB_DESIGN_rseq_list	3
+# define __AK_SLAB_CAT2(a, b)		a##b
+# define __AK_SLAB_CAT(a, b)		__AK_SLAB_CAT2(a, b)
+# define AK_SLAB_DESIGN_FIXED \
+	__AK_SLAB_CAT(__AK_SLAB_DESIGN_, AK_SLAB_DESIGN)
+# if AK_SLAB_DESIGN_FIXED < 1 || AK_SLAB_DESIGN_FIXED > 3
+#  error "AK_SLAB_DESIGN must be one of array, sheaf, rseq_list"
+# endif
+#endif
 
 /*
  * AK_SLAB_NO_INLINE defined before including: the library's functions,
@@ -502,6 +556,17 @@ void ak_kmem_cache_free(struct ak_kmem_cache *s, void *p);
 # ifdef __cplusplus
 }
 # endif
+#elif defined(AK_SLAB_DESIGN_FIXED)
+__ak_inline void *ak_kmem_cache_alloc(struct ak_kmem_cache *s,
+				      ak_gfp_t flags)
+{
+	return __ak_kmem_cache_alloc_kind(s, flags, AK_SLAB_DESIGN_FIXED);
+}
+
+__ak_inline void ak_kmem_cache_free(struct ak_kmem_cache *s, void *p)
+{
+	__ak_kmem_cache_free_kind(s, p, AK_SLAB_DESIGN_FIXED);
+}
 #else
 __ak_inline void *ak_kmem_cache_alloc(struct ak_kmem_cache *s,
 				      ak_gfp_t flags)
