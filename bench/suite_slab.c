@@ -29,6 +29,9 @@
  *                                each level served
  *   slab/pair_mode/<design>/<mode>     pairs of 64 bytes in every
  *                                per-CPU mode
+ *   slab/pair_fixed/<design>/size:64   the pairs of a caller built for
+ *                                that one design (AK_SLAB_DESIGN):
+ *                                array, sheaf, rseq-list
  *
  * <impl> is a design ("slub-tid", ...) in the default per-CPU mode (rseq
  * where available, else atomic) or "malloc-<name>".  Figures are per
@@ -73,11 +76,12 @@
 
 enum wl { WL_SEQ, WL_SEQ_COLD, WL_PAIR, WL_CONC, WL_REMOTE, WL_BULK,
 	  WL_BULK_FALLBACK, WL_PAIR_MODE, WL_BULK_CP, WL_BULK_CP_FALLBACK,
-	  WL_NR };
+	  WL_PAIR_FIXED, WL_NR };
 
 static const char *const wl_names[WL_NR] = {
 	"seq", "seq_cold", "pair", "conc", "remote", "bulk", "bulk_fallback",
 	"pair_mode", "bulk_cpu_partial", "bulk_cpu_partial_fallback",
+	"pair_fixed",
 };
 
 #define IMPL_MALLOC	AK_SLAB_NR_FASTPATHS
@@ -615,6 +619,47 @@ out:
 }
 
 /*
+ * The pairs of a caller built for one design (AK_SLAB_DESIGN), kind a
+ * constant in each loop as it is in such a build.
+ */
+__ak_inline void pair_fixed(struct akb_state *s, struct ak_kmem_cache *c,
+			    unsigned int kind)
+{
+	uint64_t n, i;
+	bool none = false;
+	void *p;
+
+	while (akb_batch(s, &n) && !none)
+		for (i = 0; i < n; i++) {
+			p = __ak_kmem_cache_alloc_kind(c, 0, kind);
+			none |= !p;
+			__ak_kmem_cache_free_kind(c, p, kind);
+		}
+	if (none)
+		akb_fail(s, SL_NO_OBJECT);
+}
+
+static void bm_pair_fixed(struct akb_state *s, struct src *o, int impl)
+{
+	uint64_t i;
+	void *p;
+
+	for (i = 0; i < warm_count(PAIR_WARM); i++) {
+		ALLOC_OR_FAIL(s, o, p);
+		src_free(o, p);
+	}
+	src_warmed(s, o);
+	if (impl == AK_SLAB_ARRAY)
+		pair_fixed(s, o->c, __AK_SLAB_INLINE_ARRAY);
+	else if (impl == AK_SLAB_SHEAF)
+		pair_fixed(s, o->c, __AK_SLAB_INLINE_SHEAF);
+	else
+		pair_fixed(s, o->c, __AK_SLAB_INLINE_LIST);
+out:
+	return;
+}
+
+/*
  * Each thread's run of objects, for its neighbour to free (remote): one
  * per thread of the remote runs, remote_threads() of them.
  */
@@ -796,6 +841,7 @@ static void bm_slab(struct akb_state *s)
 		size = BULK_SIZE;
 		break;
 	case WL_PAIR_MODE:
+	case WL_PAIR_FIXED:
 		size = 64;
 		break;
 	default:
@@ -822,6 +868,9 @@ static void bm_slab(struct akb_state *s)
 	case WL_PAIR:
 	case WL_PAIR_MODE:
 		bm_pair(s, o);
+		break;
+	case WL_PAIR_FIXED:
+		bm_pair_fixed(s, o, b->impl);
 		break;
 	case WL_CONC:
 		run_phases(s, o, CONC_RUN, NULL, NULL);
@@ -858,6 +907,7 @@ static const int seq_sizes[] = {
 	8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 16384,
 };
 static const int cold_sizes[] = { 64, 4096, 16384 };
+static const int fixed_sizes[] = { 64 };
 static const int conc_sizes[] = { 32, 64, 128, 256, 512, 1024, 2048, 4096 };
 static const int bulk_sizes[] = { 1, 8, 16, 30, 32, 64, 128, 256 };
 /* around one slab's BULK_CP_OBJS objects, as the bulk patches' table */
@@ -979,4 +1029,9 @@ void akb_suite_slab(void)
 						      &why))
 				akb_skip_always(d, AKB_SKIP_PERCPU_MODE, why);
 		}
+	for (impl = 0; impl < IMPL_MALLOC; impl++)
+		if (impl == AK_SLAB_ARRAY || impl == AK_SLAB_SHEAF ||
+		    impl == AK_SLAB_RSEQ_LIST)
+			reg_sized(WL_PAIR_FIXED, impl, fixed_sizes,
+				  NR(fixed_sizes), "size", 0);
 }

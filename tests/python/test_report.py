@@ -33,10 +33,10 @@ def run(capsys, *args):
 
 @pytest.fixture(scope="session")
 def fx(tmp_path_factory):
-    """The fixture sets, unpacked: set, honest, macro."""
+    """The fixture sets, unpacked: set, honest, macro, fixed."""
     top = tmp_path_factory.mktemp("fixtures")
     out = {}
-    for name in ("set", "honest", "macro"):
+    for name in ("set", "honest", "macro", "fixed"):
         with tarfile.open(os.path.join(TOP, "tests", "fixtures",
                                        name + ".tar.xz")) as t:
             t.extractall(top / name)
@@ -405,6 +405,27 @@ def test_honest_tables(capsys, fx):
                 r[6] == "met" if x < 1.05 else r[6].endswith("% over"), r
     assert n >= 20
     targets_ok(section(out, "Slab targets"), 9)
+
+
+def test_fixed_design_pairs(capsys, fx):
+    """A design's pairs built for it alone (slab/pair_fixed) sit under its
+    library pairs in the decomposition, against the same sections, and
+    count for the best pair: the lowest of all, with its name."""
+    rc, out, err = run(capsys, "tables", fx["fixed"])
+    assert rc == 0, err
+    dec = rows(section(out, "What each design costs beyond its fastpath"))
+    names = [r[0] for r in dec[1:]]
+    pairs = {}
+    for d in ("rseq-list", "array", "sheaf"):
+        i = names.index(d)
+        assert names[i + 1] == d + ", built for it alone", names
+        assert dec[i + 1][2] == dec[i + 2][2] != "–"
+        pairs.update((names[k], float(dec[k + 1][4].split()[0]))
+                     for k in (i, i + 1))
+    best = min(pairs, key=pairs.get)
+    t = [r for r in rows(section(out, "Slab targets"))
+         if r[0].startswith("best pair 64 B / the sections")][0]
+    assert t[1].startswith(f"{best} {num(pairs[best])} / "), (t, pairs)
 
 
 def test_honest_figures(capsys, fx):
