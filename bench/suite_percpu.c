@@ -25,7 +25,10 @@
  *   *_section                       the rseq sections alone, called as a
  *                                   design's own entry points call them
  *                                   (no mode switch, no registration
- *                                   check): rseq-list, array, sheaf
+ *                                   check): rseq-list, array, sheaf;
+ *                                   list_pop_push_owned_section is
+ *                                   rseq-list's, whose push checks the
+ *                                   slot's slab (its owner word)
  *
  * And beside every this_cpu op, <op>_section: the same work done by the
  * op's rseq section(s) alone, as a hand-written port would run them (the
@@ -52,7 +55,9 @@ enum op {
 	/* each API op's own section(s), bare: the op's raw cost */
 	OP_READ_RAW, OP_WRITE_RAW, OP_ADD_RAW, OP_ADD_RETURN_RAW,
 	OP_XCHG_RAW, OP_CMPXCHG_RAW, OP_TRY_CMPXCHG_RAW, OP_CMPXCHG128_RAW,
-	OP_ARRAY_RAW, OP_NR
+	OP_ARRAY_RAW,
+	/* rseq-list's pair: the pop, then the push that checks the owner */
+	OP_LIST_OWNED_SECTION, OP_NR
 };
 
 static const char *const op_names[OP_NR] = {
@@ -64,6 +69,7 @@ static const char *const op_names[OP_NR] = {
 	"read_section", "write_section", "add_section", "add_return_section",
 	"xchg_section", "cmpxchg_section", "try_cmpxchg_section",
 	"cmpxchg128_section", "array_push_pop_section",
+	"list_pop_push_owned_section",
 };
 
 /* The ops that exist in the rseq modes only. */
@@ -362,6 +368,9 @@ static void run_word_sections(struct akb_state *s, enum op op,
 	ak_percpu_free(p);
 }
 
+/* an object's slab, as rseq-list's slab_mask gives it (any power of two) */
+#define OWNER_MASK	(~(uintptr_t)4095)
+
 static void run_sections(struct akb_state *s, enum op op,
 			 enum ak_percpu_mode m)
 {
@@ -374,6 +383,7 @@ static void run_sections(struct akb_state *s, enum op op,
 	struct ak_rseq_abi *rs;
 	struct sect x;
 	uint64_t n, i;
+	unsigned int cpu;
 	void **pp, *o;
 
 	switch (op) {
@@ -389,6 +399,24 @@ static void run_sections(struct akb_state *s, enum op op,
 						&x.stride, &o)))
 			SECT(ak_rseq_list_push(rs, idp, &x.base,
 					       &x.stride, o)));
+		ak_percpu_free(l);
+		return;
+	case OP_LIST_OWNED_SECTION:
+		/* rseq-list's copy: the list, then its slab at +16 */
+		l = ak_percpu_alloc(sizeof(*l) + 16, 16);
+		if (!l)
+			break;
+		ak_for_each_cpu(cpu)
+			((uintptr_t *)ak_per_cpu_ptr(l, cpu))[2] =
+				(uintptr_t)&node[0] & OWNER_MASK;
+		ak_this_cpu_list_push(l, &node[0]);
+		sect_init(&x, l, m);
+		rs = x.rs;
+		idp = x.idp;
+		LOOP(if (!SECT(ak_rseq_list_pop(rs, idp, &x.base,
+						&x.stride, &o)))
+			SECT(ak_rseq_list_push_owned(rs, idp, &x.base,
+				&x.stride, (uintptr_t)o & OWNER_MASK, o)));
 		ak_percpu_free(l);
 		return;
 	case OP_ARRAY_SECTION:
