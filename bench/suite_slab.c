@@ -991,6 +991,11 @@ void akb_suite_slab(void)
 		reg_sized(WL_SEQ_COLD, impl, cold_sizes, NR(cold_sizes),
 			  "size", AKB_MANUAL_TIME);
 		reg_sized(WL_PAIR, impl, seq_sizes, NR(seq_sizes), "size", 0);
+		/* right after: the two pairs timed in the same minute */
+		if (impl == AK_SLAB_ARRAY || impl == AK_SLAB_SHEAF ||
+		    impl == AK_SLAB_RSEQ_LIST)
+			reg_sized(WL_PAIR_FIXED, impl, fixed_sizes,
+				  NR(fixed_sizes), "size", 0);
 		reg_sized(WL_CONC, impl, conc_sizes, NR(conc_sizes), "size",
 			  AKB_SWEEP | AKB_MANUAL_TIME);
 		reg_sized(WL_REMOTE, impl, conc_sizes, NR(conc_sizes), "size",
@@ -1029,9 +1034,4 @@ void akb_suite_slab(void)
 						      &why))
 				akb_skip_always(d, AKB_SKIP_PERCPU_MODE, why);
 		}
-	for (impl = 0; impl < IMPL_MALLOC; impl++)
-		if (impl == AK_SLAB_ARRAY || impl == AK_SLAB_SHEAF ||
-		    impl == AK_SLAB_RSEQ_LIST)
-			reg_sized(WL_PAIR_FIXED, impl, fixed_sizes,
-				  NR(fixed_sizes), "size", 0);
 }
