@@ -412,19 +412,38 @@ static const char *const entry_name[] = {
 	"inline", "fixed", "call", "design"
 };
 
+/*
+ * Out of line, so that no fixed call shares its code with the inline
+ * one beside it (the compiler merges identical tails): each case's
+ * sections are its own.
+ */
+static __attribute__((noinline)) void *
+fixed_alloc(struct ak_kmem_cache *s, enum ak_slab_fastpath d)
+{
+	if (d == AK_SLAB_ARRAY)
+		return __ak_kmem_cache_alloc_kind(s, 0, __AK_SLAB_INLINE_ARRAY);
+	if (d == AK_SLAB_SHEAF)
+		return __ak_kmem_cache_alloc_kind(s, 0, __AK_SLAB_INLINE_SHEAF);
+	return __ak_kmem_cache_alloc_kind(s, 0, __AK_SLAB_INLINE_LIST);
+}
+
+static __attribute__((noinline)) void
+fixed_free(struct ak_kmem_cache *s, void *p, enum ak_slab_fastpath d)
+{
+	if (d == AK_SLAB_ARRAY)
+		__ak_kmem_cache_free_kind(s, p, __AK_SLAB_INLINE_ARRAY);
+	else if (d == AK_SLAB_SHEAF)
+		__ak_kmem_cache_free_kind(s, p, __AK_SLAB_INLINE_SHEAF);
+	else
+		__ak_kmem_cache_free_kind(s, p, __AK_SLAB_INLINE_LIST);
+}
+
 static void *do_alloc(struct ak_kmem_cache *s, enum entry e,
 		      enum ak_slab_fastpath d)
 {
 	switch (e) {
 	case INLINE: return ak_kmem_cache_alloc(s, 0);
-	case FIXED:
-		if (d == AK_SLAB_ARRAY)
-			return __ak_kmem_cache_alloc_kind(s, 0,
-							  __AK_SLAB_INLINE_ARRAY);
-		if (d == AK_SLAB_SHEAF)
-			return __ak_kmem_cache_alloc_kind(s, 0,
-							  __AK_SLAB_INLINE_SHEAF);
-		return __ak_kmem_cache_alloc_kind(s, 0, __AK_SLAB_INLINE_LIST);
+	case FIXED: return fixed_alloc(s, d);
 	case CALL: return rc_call_alloc(s);
 	default: return __ak_kmem_cache_alloc(s, 0);
 	}
@@ -435,14 +454,7 @@ static void do_free(struct ak_kmem_cache *s, void *p, enum entry e,
 {
 	switch (e) {
 	case INLINE: ak_kmem_cache_free(s, p); break;
-	case FIXED:
-		if (d == AK_SLAB_ARRAY)
-			__ak_kmem_cache_free_kind(s, p, __AK_SLAB_INLINE_ARRAY);
-		else if (d == AK_SLAB_SHEAF)
-			__ak_kmem_cache_free_kind(s, p, __AK_SLAB_INLINE_SHEAF);
-		else
-			__ak_kmem_cache_free_kind(s, p, __AK_SLAB_INLINE_LIST);
-		break;
+	case FIXED: fixed_free(s, p, d); break;
 	case CALL: rc_call_free(s, p); break;
 	default: __ak_kmem_cache_free(s, p); break;
 	}
