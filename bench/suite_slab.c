@@ -76,12 +76,12 @@
 
 enum wl { WL_SEQ, WL_SEQ_COLD, WL_PAIR, WL_CONC, WL_REMOTE, WL_BULK,
 	  WL_BULK_FALLBACK, WL_PAIR_MODE, WL_BULK_CP, WL_BULK_CP_FALLBACK,
-	  WL_PAIR_FIXED, WL_NR };
+	  WL_PAIR_FIXED, WL_SECTIONS, WL_NR };
 
 static const char *const wl_names[WL_NR] = {
 	"seq", "seq_cold", "pair", "conc", "remote", "bulk", "bulk_fallback",
 	"pair_mode", "bulk_cpu_partial", "bulk_cpu_partial_fallback",
-	"pair_fixed",
+	"pair_fixed", "sections",
 };
 
 #define IMPL_MALLOC	AK_SLAB_NR_FASTPATHS
@@ -660,6 +660,106 @@ out:
 }
 
 /*
+ * The bare rseq sections the design's inline fastpath runs, on this
+ * cache's own per-CPU copies, as a port written by hand runs them: the
+ * thread's area and id field taken once, the limit and the owner's mask
+ * kept in registers.  Timed right after the design's pairs, in the same
+ * process, so that a pair and the sections under it are not minutes
+ * apart.  A copy found empty or full (never, pinned and warm) ends the
+ * run as a failure, the object in hand given back through the cache.
+ * One function per design, so that the compiler cannot merge the three
+ * loops into one that tests the design on every pass.
+ */
+struct sections {
+	struct ak_kmem_cache *c;
+	const struct ak_kmem_cache_fast *f;
+	struct ak_rseq_abi *rs;
+	const uint32_t *idp;
+	unsigned long limit;
+	uintptr_t mask;
+};
+
+#define SECTIONS_FN(name, pop, push)					\
+static __attribute__((noinline)) void					\
+name(struct akb_state *s, const struct sections *x)			\
+{									\
+	const struct ak_kmem_cache_fast *f = x->f;			\
+	struct ak_rseq_abi *rs = x->rs;					\
+	const uint32_t *idp = x->idp;					\
+	unsigned long limit = x->limit;					\
+	uintptr_t mask = x->mask;					\
+	void *p, *lost = NULL;						\
+	bool stop = false;						\
+	uint64_t n, i;							\
+	int rc;								\
+									\
+	(void)limit;							\
+	(void)mask;							\
+	while (!stop && akb_batch(s, &n))				\
+		for (i = 0; i < n; i++) {				\
+			while ((rc = (pop)) < 0)			\
+				ak_rseq_count_abort();			\
+			if (ak_unlikely(rc)) {				\
+				stop = true;				\
+				break;					\
+			}						\
+			while ((rc = (push)) < 0)			\
+				ak_rseq_count_abort();			\
+			if (ak_unlikely(rc)) {				\
+				lost = p;				\
+				stop = true;				\
+				break;					\
+			}						\
+		}							\
+	if (lost)							\
+		ak_kmem_cache_free(x->c, lost);				\
+	if (stop)							\
+		akb_fail(s, "the design's per-CPU copy ran empty or "	\
+			 "full under its bare sections");		\
+}
+
+SECTIONS_FN(sections_array,
+	    ak_rseq_array_pop(rs, idp, &f->cpu, &f->cpu_stride, &p),
+	    ak_rseq_array_push(rs, idp, &f->cpu, &f->cpu_stride, limit, p))
+SECTIONS_FN(sections_sheaf,
+	    ak_rseq_array_ptr_pop(rs, idp, &f->cpu, &f->cpu_stride, &p),
+	    ak_rseq_array_ptr_push(rs, idp, &f->cpu, &f->cpu_stride, limit,
+				   p))
+SECTIONS_FN(sections_list,
+	    ak_rseq_list_pop(rs, idp, &f->cpu, &f->cpu_stride, &p),
+	    ak_rseq_list_push_owned(rs, idp, &f->cpu, &f->cpu_stride,
+				    (uintptr_t)p & mask, p))
+#undef SECTIONS_FN
+
+static void bm_sections(struct akb_state *s, struct src *o, int impl,
+			enum ak_percpu_mode m)
+{
+	struct sections x;
+	uint64_t i;
+	void *p;
+
+	for (i = 0; i < warm_count(PAIR_WARM); i++) {
+		ALLOC_OR_FAIL(s, o, p);
+		src_free(o, p);
+	}
+	src_warmed(s, o);
+	x.c = o->c;
+	x.f = __ak_kmem_cache_fast(o->c);
+	x.rs = ak_rseq_area();
+	x.idp = ak_rseq_id_field(x.rs, m);
+	x.limit = x.f->limit;
+	x.mask = x.f->slab_mask;
+	if (impl == AK_SLAB_ARRAY)
+		sections_array(s, &x);
+	else if (impl == AK_SLAB_SHEAF)
+		sections_sheaf(s, &x);
+	else
+		sections_list(s, &x);
+out:
+	return;
+}
+
+/*
  * Each thread's run of objects, for its neighbour to free (remote): one
  * per thread of the remote runs, remote_threads() of them.
  */
@@ -842,6 +942,7 @@ static void bm_slab(struct akb_state *s)
 		break;
 	case WL_PAIR_MODE:
 	case WL_PAIR_FIXED:
+	case WL_SECTIONS:
 		size = 64;
 		break;
 	default:
@@ -871,6 +972,9 @@ static void bm_slab(struct akb_state *s)
 		break;
 	case WL_PAIR_FIXED:
 		bm_pair_fixed(s, o, b->impl);
+		break;
+	case WL_SECTIONS:
+		bm_sections(s, o, b->impl, b->mode);
 		break;
 	case WL_CONC:
 		run_phases(s, o, CONC_RUN, NULL, NULL);
@@ -941,8 +1045,9 @@ static struct akb_def *add(enum wl wl, int impl, enum ak_percpu_mode m,
 	return d;
 }
 
-static void reg_sized(enum wl wl, int impl, const int *sizes, size_t nr,
-		      const char *argname, unsigned int flags)
+static struct akb_def *reg_sized(enum wl wl, int impl, const int *sizes,
+				 size_t nr, const char *argname,
+				 unsigned int flags)
 {
 	struct akb_def *d = add(wl, impl, default_mode, flags);
 	size_t k;
@@ -973,10 +1078,12 @@ static void reg_sized(enum wl wl, int impl, const int *sizes, size_t nr,
 	default:
 		break;
 	}
+	return d;
 }
 
 void akb_suite_slab(void)
 {
+	struct akb_def *d;
 	int impl, m;
 
 	remote_nr = remote_threads();
@@ -991,11 +1098,16 @@ void akb_suite_slab(void)
 		reg_sized(WL_SEQ_COLD, impl, cold_sizes, NR(cold_sizes),
 			  "size", AKB_MANUAL_TIME);
 		reg_sized(WL_PAIR, impl, seq_sizes, NR(seq_sizes), "size", 0);
-		/* right after: the two pairs timed in the same minute */
+		/* right after: the pairs and their sections in one minute */
 		if (impl == AK_SLAB_ARRAY || impl == AK_SLAB_SHEAF ||
-		    impl == AK_SLAB_RSEQ_LIST)
+		    impl == AK_SLAB_RSEQ_LIST) {
 			reg_sized(WL_PAIR_FIXED, impl, fixed_sizes,
 				  NR(fixed_sizes), "size", 0);
+			d = reg_sized(WL_SECTIONS, impl, fixed_sizes,
+				      NR(fixed_sizes), "size", 0);
+			if (!ak_percpu_mode_is_rseq(default_mode))
+				akb_skip_always(d, AKB_SKIP_RSEQ_ONLY, NULL);
+		}
 		reg_sized(WL_CONC, impl, conc_sizes, NR(conc_sizes), "size",
 			  AKB_SWEEP | AKB_MANUAL_TIME);
 		reg_sized(WL_REMOTE, impl, conc_sizes, NR(conc_sizes), "size",
@@ -1012,9 +1124,9 @@ void akb_suite_slab(void)
 				      impl == AK_SLAB_RSEQ_LIST); m++) {
 			/* m: knob 0, default; bulk, then single calls */
 			enum wl wl = m & 2 ? WL_BULK_CP_FALLBACK : WL_BULK_CP;
-			struct akb_def *d = add(wl, impl, default_mode, 0);
 			size_t k;
 
+			d = add(wl, impl, default_mode, 0);
 			table_last()->cpu_partial_off = !(m & 1);
 			akb_part(d, "cpu_partial", m & 1 ? "default" : "0");
 			for (k = 0; k < NR(bulk_cp_sizes); k++)
@@ -1025,8 +1137,8 @@ void akb_suite_slab(void)
 	for (impl = 0; impl < IMPL_MALLOC; impl++)
 		for (m = 0; m < AK_PERCPU_NR_MODES; m++) {
 			const char *why = NULL;
-			struct akb_def *d = add(WL_PAIR_MODE, impl,
-						(enum ak_percpu_mode)m, 0);
+
+			d = add(WL_PAIR_MODE, impl, (enum ak_percpu_mode)m, 0);
 
 			akb_part(d, "mode", ak_percpu_mode_name(
 					 (enum ak_percpu_mode)m));

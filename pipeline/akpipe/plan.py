@@ -17,7 +17,7 @@ _CONC = r"(placement:[a-z]*/)?size:(64|256|1024|4096)(/|$)"
 SLAB = {"default": (rf"^slab/(seq|pair)/[^/]*/size:{_SEQ}|^slab/seq_cold/|"
                     rf"^slab/(conc|remote)/[^/]*/{_CONC}|"
                     r"^slab/(bulk|bulk_fallback|bulk_cpu_partial|"
-                    r"bulk_cpu_partial_fallback|pair_mode|pair_fixed)/",
+                    r"bulk_cpu_partial_fallback|pair_mode|pair_fixed|sections)/",
                     rf"^slab/(seq|pair)/malloc-[^/]*/size:{_SEQ}|"
                     r"^slab/seq_cold/malloc-|"
                     rf"^slab/(conc|remote)/malloc-[^/]*/{_CONC}|"

@@ -596,6 +596,9 @@ def fastpath_of(s, design, mode):
         return (T("decomp.nomode") if f else "no fastpath primitive is "
                 f"known for {design}"), False
     rseq = mode.startswith("rseq")
+    b = rseq and s.slab("sections", design, 64)   # beside the pairs
+    if b:
+        return b.name, b
     if not rseq and not f[1]:
         return T("decomp.sheaf", mode=mode, design=design), False
     ops = (f[0] if rseq else f[1]).split("|")
@@ -741,7 +744,7 @@ def targets(s):
             b = s.slab(wl, i, 64)
             what, pb = fastpath_of(s, i, mode_of(b))
             f, p = s.unit_fig(b), s.unit_fig(pb or None)
-            if pb is not False and "_section/" in what and not nan(
+            if pb is not False and "section" in what and not nan(
                     f.v) and not nan(p.v):
                 runs.append((i + FIXED * (wl == "pair_fixed"), f.v, p.v,
                              what))

@@ -409,8 +409,9 @@ def test_honest_tables(capsys, fx):
 
 def test_fixed_design_pairs(capsys, fx):
     """A design's pairs built for it alone (slab/pair_fixed) sit under its
-    library pairs in the decomposition, against the same sections, and
-    count for the best pair: the lowest of all, with its name."""
+    library pairs in the decomposition, against the same sections (its
+    slab/sections row, timed beside them), and count for the best pair:
+    the lowest of all, with its name."""
     rc, out, err = run(capsys, "tables", fx["fixed"])
     assert rc == 0, err
     dec = rows(section(out, "What each design costs beyond its fastpath"))
@@ -419,7 +420,8 @@ def test_fixed_design_pairs(capsys, fx):
     for d in ("rseq-list", "array", "sheaf"):
         i = names.index(d)
         assert names[i + 1] == d + ", built for it alone", names
-        assert dec[i + 1][2] == dec[i + 2][2] != "–"
+        assert dec[i + 1][2] == dec[i + 2][2] == \
+            f"`slab/sections/{d}/size:64`"
         pairs.update((names[k], float(dec[k + 1][4].split()[0]))
                      for k in (i, i + 1))
     best = min(pairs, key=pairs.get)
