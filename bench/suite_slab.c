@@ -639,7 +639,8 @@ __ak_inline void pair_fixed(struct akb_state *s, struct ak_kmem_cache *c,
 		akb_fail(s, SL_NO_OBJECT);
 }
 
-static void bm_pair_fixed(struct akb_state *s, struct src *o, int impl)
+/* bm_pair's untimed pairs; false (the run failed) on a NULL. */
+static bool pairs_warmed(struct akb_state *s, struct src *o)
 {
 	uint64_t i;
 	void *p;
@@ -649,14 +650,21 @@ static void bm_pair_fixed(struct akb_state *s, struct src *o, int impl)
 		src_free(o, p);
 	}
 	src_warmed(s, o);
+	return true;
+out:
+	return false;
+}
+
+static void bm_pair_fixed(struct akb_state *s, struct src *o, int impl)
+{
+	if (!pairs_warmed(s, o))
+		return;
 	if (impl == AK_SLAB_ARRAY)
 		pair_fixed(s, o->c, __AK_SLAB_INLINE_ARRAY);
 	else if (impl == AK_SLAB_SHEAF)
 		pair_fixed(s, o->c, __AK_SLAB_INLINE_SHEAF);
 	else
 		pair_fixed(s, o->c, __AK_SLAB_INLINE_LIST);
-out:
-	return;
 }
 
 /*
@@ -735,14 +743,9 @@ static void bm_sections(struct akb_state *s, struct src *o, int impl,
 			enum ak_percpu_mode m)
 {
 	struct sections x;
-	uint64_t i;
-	void *p;
 
-	for (i = 0; i < warm_count(PAIR_WARM); i++) {
-		ALLOC_OR_FAIL(s, o, p);
-		src_free(o, p);
-	}
-	src_warmed(s, o);
+	if (!pairs_warmed(s, o))
+		return;
 	x.c = o->c;
 	x.f = __ak_kmem_cache_fast(o->c);
 	x.rs = ak_rseq_area();
@@ -755,8 +758,6 @@ static void bm_sections(struct akb_state *s, struct src *o, int impl,
 		sections_sheaf(s, &x);
 	else
 		sections_list(s, &x);
-out:
-	return;
 }
 
 /*
