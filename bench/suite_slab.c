@@ -32,6 +32,9 @@
  *   slab/pair_fixed/<design>/size:64   the pairs of a caller built for
  *                                that one design (AK_SLAB_DESIGN):
  *                                array, sheaf, rseq-list
+ *   slab/sections/<design>/size:64     the bare rseq sections under
+ *                                those pairs, on the cache's own copies
+ *                                (rseq modes only)
  *
  * <impl> is a design ("slub-tid", ...) in the default per-CPU mode (rseq
  * where available, else atomic) or "malloc-<name>".  Figures are per
@@ -749,6 +752,10 @@ static void bm_sections(struct akb_state *s, struct src *o, int impl,
 	x.c = o->c;
 	x.f = __ak_kmem_cache_fast(o->c);
 	x.rs = ak_rseq_area();
+	if (!x.rs) {	/* the warm round registers it; never, but no crash */
+		akb_fail(s, "the thread has no rseq area after its warm round");
+		return;
+	}
 	x.idp = ak_rseq_id_field(x.rs, m);
 	x.limit = x.f->limit;
 	x.mask = x.f->slab_mask;
