@@ -76,15 +76,17 @@ static __attribute__((noinline)) uint64_t chain(unsigned long k)
 	return t1 - t0;
 }
 
-static void test_chain_doubles(void **state)
+/*
+ * The best of 40 interleaved pairs, in up to five rounds: on a loaded
+ * host (a CI machine running qemu beside other jobs) one round's best
+ * can still be a disturbed one, and a counter that is not linear fails
+ * every round, not one.
+ */
+static double chain_ratio(unsigned long k)
 {
-	unsigned long k = 200000;
 	uint64_t best1 = UINT64_MAX, best2 = UINT64_MAX, t;
-	double ratio;
 	int i;
 
-	(void)state;
-	chain(k);	/* warm up: frequency, caches */
 	for (i = 0; i < 40; i++) {
 		t = chain(k);
 		if (t < best1)
@@ -93,10 +95,25 @@ static void test_chain_doubles(void **state)
 		if (t < best2)
 			best2 = t;
 	}
-	ratio = (double)best2 / (double)best1;
 	printf("# chain of %lu: %llu ticks, of %lu: %llu ticks, ratio %.3f\n",
 	       k, (unsigned long long)best1, 2 * k,
-	       (unsigned long long)best2, ratio);
+	       (unsigned long long)best2, (double)best2 / (double)best1);
+	return (double)best2 / (double)best1;
+}
+
+static void test_chain_doubles(void **state)
+{
+	unsigned long k = 200000;
+	double ratio = 0;
+	int round;
+
+	(void)state;
+	chain(k);	/* warm up: frequency, caches */
+	for (round = 0; round < 5; round++) {
+		ratio = chain_ratio(k);
+		if (ratio >= 1.8 && ratio <= 2.2)
+			break;
+	}
 	assert_true(ratio >= 1.8 && ratio <= 2.2);
 }
 
