@@ -38,8 +38,8 @@ def cmd_check(paths):
 CMDS = dict(tables=(cmd_tables, None), select=(select.cmd_select, None),
             compare=(compare.cmd_compare, 2), index=(select.cmd_index, 1),
             plot=(plot.cmd_plot, None), check=(cmd_check, None))
-NEED = {1: "index: needs one folder (e.g. results/)",
-        2: "compare: needs two sets, A and B"}
+NEED = dict(index="needs one folder (e.g. results/)",
+            compare="needs two sets, A and B")
 
 
 def run(argv):
@@ -72,10 +72,8 @@ def run(argv):
         sys.stderr.write(T("usage"))
         return 2
     fn, n = CMDS[cmd]
-    if n and len(args) != n:
-        raise Usage(NEED[n])
-    if not args:
-        raise Usage(f"{cmd}: needs at least one set")
+    if not args or n and len(args) != n:
+        raise Usage(f"{cmd}: {NEED.get(cmd, 'needs at least one set')}")
     if cmd == "plot" and not out:
         raise Usage("plot: needs -o OUTDIR")
     return fn(args, out) if out else fn(*args) if n else fn(args)

@@ -312,14 +312,14 @@ def make_tree(o, top, t):
     of every source under each flag set: macro.json's "tree"."""
     # git only at a checkout's own top: a copy of the sources inside
     # another repository's work tree (CI's build-ci/src) is no checkout
-    git, fixed, commit = ["git", "-C", top], False, None
+    git, commit = ["git", "-C", top], None
     if (registry.capture(git + ["rev-parse", "--show-toplevel"]) or
             "").strip() != os.path.realpath(top):
         o["con"].say(f"compile: {top} is no git checkout: compiling its "
                      "own files")
     elif registry.capture(git + ["cat-file", "-e", FIXED_COMMIT +
                                  "^{commit}"]) is not None:
-        fixed, commit = True, FIXED_COMMIT
+        commit = FIXED_COMMIT
     else:
         commit = (registry.capture(git + ["rev-parse", "--verify", "-q",
                                           "HEAD"]) or "").strip() or None
@@ -365,7 +365,7 @@ def make_tree(o, top, t):
             f"-c {c} -o $@" for x, c in zip(objs, srcs * len(sets))] + [
             "all: " + " ".join(objs), ".DEFAULT_GOAL := all"]) + "\n")
     return {"source": "git-archive" if commit else "source-dir",
-            "commit": commit, "fixed": fixed,
+            "commit": commit, "fixed": commit == FIXED_COMMIT,
             "fixed_commit": FIXED_COMMIT, "files": len(srcs),
             "flag_sets": s["cc_sets"], "objects": len(objs), "jobs": o["jobs"]}
 
@@ -551,11 +551,11 @@ def one_run(o, w, wl, al, work, bound, base):
                     "preload did not serve the program")
     if rc:
         tail = "\n".join(text(f"{work}/run.err").splitlines()[-2:])[:300]
-        note = (f"timed out after {o['sz']['to']} s" if m.get("timed_out")
-                else f"killed by signal {m.get('signal')}"
-                if m.get("exit_status") is None else "")
-        note = f"{note}: {tail}" if note and tail else note or tail or \
-            f"exit status {m['exit_status']}"
+        why = (f"timed out after {o['sz']['to']} s" if m.get("timed_out")
+               else f"killed by signal {m.get('signal')}"
+               if m.get("exit_status") is None else "")
+        note = (": ".join(filter(None, (why, tail))) or
+                f"exit status {m['exit_status']}")
     else:
         note = bound or note or ("" if base in (None, sha) else
                                  "output differs from glibc's")
@@ -657,12 +657,12 @@ def run(o, top, con):
         failures = sum(not r["ok"] for w in wdocs
                        for x in w.get("results", []) for r in x["runs"])
         schema.write_json(f"{out}/macro.json", dict(
-            ak_macro_schema="2", ak_set=os.path.basename(out),
-            ak_run_mode=o["size"], ak_run_started=started,
-            ak_run_finished=registry.now(), ak_git_rev=registry.rev(top),
-            ak_runs=s["runs"], ak_jobs=o["jobs"], ak_threads=s["threads"],
-            ak_timeout_s=s["to"], ak_baseline="glibc", ak_failures=failures,
-            allocators=adoc, workloads=wdocs), "macro")
+            ak_macro_schema=schema.MACRO_SCHEMAS[-1],
+            ak_set=os.path.basename(out), ak_run_mode=o["size"],
+            ak_run_started=started, ak_run_finished=registry.now(),
+            ak_git_rev=registry.rev(top), ak_runs=s["runs"], ak_jobs=o["jobs"],
+            ak_threads=s["threads"], ak_timeout_s=s["to"], ak_baseline="glibc",
+            ak_failures=failures, allocators=adoc, workloads=wdocs), "macro")
         with open(f"{out}/macro.txt.tmp", "w") as f:
             f.write(table(wdocs, s["runs"]))
         os.replace(f"{out}/macro.txt.tmp", f"{out}/macro.txt")

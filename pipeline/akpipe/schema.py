@@ -80,11 +80,9 @@ def walk(o, want, where="", drop=False):
                else f"expected an object at the top, found {jtype(o)}")
         return
     pre = where + "." if where else ""
-    for k in [k for k in want if "*" not in k] + [k for k in o
-                                                   if k not in want]:
+    for k in [k for k in want if k != "*"] + [
+            k for k in o if k not in want and "*" in want]:
         t, v = want.get(k, want.get("*")), o.get(k)
-        if t is None:
-            continue
         if k not in o:
             if "-" not in t:
                 yield f"{pre}{k}: missing"

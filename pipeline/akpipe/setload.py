@@ -89,8 +89,8 @@ class Bench:
             return f
         if vals:
             f.min, f.max, f.n = min(vals), max(vals), len(vals)
-        f.v, f.cv = row_num(self.median, field), row_num(self.cv, field,
-                                                         False)
+        f.v = row_num(self.median, field)
+        f.cv = row_num(self.cv, field, False)
         if math.isnan(f.v) and vals:
             f.v = statistics.median(vals)
         mean = sum(vals) / len(vals) if vals else 0
@@ -259,10 +259,9 @@ def load_set(path):
         if e:
             s.msg(f"{macro}: {e}: the whole programs are left out")
             s.macro, s.macro_damaged = None, True
-    s.missing = list(dict.fromkeys(t for t in s.mach("ak_suites").split()
-                                   if t not in stems
-                                   and not (t == "macro" and
-                                            os.path.exists(macro))))
+    have = stems + (["macro"] if os.path.exists(macro) else [])
+    s.missing = [t for t in dict.fromkeys(s.mach("ak_suites").split())
+                 if t not in have]
     if not stems and not s.macro:
         s.msg(f"{s.path}: empty: no suite results", True)
     elif not s.bench and not s.macro:

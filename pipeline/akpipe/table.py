@@ -19,17 +19,14 @@ class Out:
     def __init__(self):
         self.line = ""
 
-    def raw(self, s):
-        sys.stdout.write(s)
-
     def w(self, s):
         if not self.text:
             return sys.stdout.write(s)
         *done, self.line = (self.line + s).split("\n")
         for ln in done:
             ln = re.sub(rf"^#+ ?|\\([{ESC}])|`|\*\*", r"\1", ln)
-            lead = len(ln) - len(ln.lstrip(" "))
-            self.raw(wrap(ln, lead + 2 * (ln[lead:lead + 2] == "- ")))
+            # later lines under the text, past a list item's "- "
+            sys.stdout.write(wrap(ln, re.match(" *(- )?", ln).end()))
 
     def close(self):
         if self.line:
@@ -133,19 +130,19 @@ class Table:
             ln = ["|" + "".join(" |" if x is None else f" {x} |" for x in r)
                   for r in rows]
             ln.insert(1, "|" + "".join("--:|" if r else "---|" for r in right))
-            OUT.raw("\n".join(ln) + "\n")
+            sys.stdout.write("\n".join(ln) + "\n")
         else:
             sys.stdout.flush()
             rows[-1] += [None] * (nc - len(rows[-1]))
-            for k, cols in enumerate(self._parts(rows)):
-                OUT.raw("\n" * (k > 0) + self._part(rows, cols, right))
+            parts = [self._part(rows, c, right) for c in self._parts(rows)]
+            sys.stdout.write("\n".join(parts))
         if not self.keep_notes:
             self.print_notes()
 
     def print_notes(self):
         for i, n in enumerate(self.notes):
             if OUT.text:
-                OUT.raw("\n" * (not i) + wrap(f"({i + 1}) {n}", 4))
+                sys.stdout.write("\n" * (not i) + wrap(f"({i + 1}) {n}", 4))
             else:
                 w(f"{'  ' if i else ''}\n({i + 1}) {md('t', n)}")
         if self.notes and not OUT.text:
@@ -179,8 +176,7 @@ class Table:
         lines = [[h[i] if i < len(h) else "" for h in head]
                  for i in range(max(map(len, head)))]
         lines += [["-" * max(x, 1) for x in wd]] * bool(lines)
-        for r in rows[1:]:
-            ln = [r[j] or "" for j in cols]
+        for ln in zip(*body):
             ln = [f"({self.note(x)})" if len(x) > n else x
                   for x, n in zip(ln, wd)]
             lines.append([x.rjust(n) if right[j] else x
