@@ -438,7 +438,7 @@ __ak_inline int ak_rseq_array_push(struct ak_rseq_abi *rs,
 		".popsection\n"
 		: [c] "=&r"(c), [t] "=&r"(t)
 		: [rs] "r"(rs), [idp] "r"(idp), [b] "r"(base),
-		  [st] "r"(stride), [l] "r"(limit), [o] "r"(obj)
+		  [st] "r"(stride), [l] "er"(limit), [o] "r"(obj)
 		: "memory", "cc"
 		: fail, abort);
 	__AK_RSEQ_EDGE();
@@ -538,7 +538,7 @@ __ak_inline int ak_rseq_array_ptr_push(struct ak_rseq_abi *rs,
 		".popsection\n"
 		: [c] "=&r"(c), [a] "=&r"(a), [t] "=&r"(t)
 		: [rs] "r"(rs), [idp] "r"(idp), [b] "r"(base),
-		  [st] "r"(stride), [l] "r"(limit), [o] "r"(obj)
+		  [st] "r"(stride), [l] "er"(limit), [o] "r"(obj)
 		: "memory", "cc"
 		: fail, abort);
 	__AK_RSEQ_EDGE();
@@ -688,7 +688,7 @@ __ak_inline int ak_rseq_array_ptr_push_n(struct ak_rseq_abi *rs,
 		: [c] "=&r"(c), [a] "=&r"(a), [t] "=&r"(t), [k] "+&r"(k),
 		  [x] "=&r"(x), [i] "=&r"(i), [r] "=&r"(r)
 		: [rs] "r"(rs), [idp] "r"(idp), [b] "r"(base),
-		  [st] "r"(stride), [l] "r"(limit), [s] "r"(src)
+		  [st] "r"(stride), [l] "er"(limit), [s] "r"(src)
 		: "memory", "cc"
 		: fail, abort);
 	__AK_RSEQ_EDGE();
