@@ -652,6 +652,12 @@ static void parray_bulk_turn(int self, unsigned long i, int *n)
 		if (k > (unsigned long)(HOLD - *n))
 			abort();	/* a worker thread: no cmocka assert */
 		*n += (int)k;
+		/*
+		 * An aborted try copies too, and may have copied more than
+		 * the try that committed: past *n lie objects never taken,
+		 * which the final count would see twice.
+		 */
+		memset(h + *n, 0, (size_t)(HOLD - *n) * sizeof(*h));
 	}
 	if (*n && (i & 1)) {
 		k = parray_push_n(h, (unsigned long)*n);
