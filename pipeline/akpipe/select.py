@@ -111,6 +111,10 @@ def select_set(s):
     if s.emulated:
         w("**emulated: no ranking (correctness only)**\n")
         return [("emulated", None, False)] * len(OPS)
+    if not s.bench:
+        w("Whole programs only: no primitive measured to rank.\n")
+        macro.select(s)
+        return [("no data", None, False)] * len(OPS)
     w(T("select.figures", runs=s.runs(), unit=md(
         "t", s.mach("ak_counter_unit") or "ns"), noise=T("select.noise") if
         s.reps > 1 else "1 run each, so no spread to judge by") + "\n")
@@ -194,7 +198,8 @@ def index_row(t, s, rel):
         t.add(num(f.v) + who_of(who))
     p = s.problems
     notes = ("; emulated: figures mean nothing" * s.emulated +
-             "; 1 run each" * (s.reps <= 1) + "; missing:" * bool(
+             "; 1 run each" * (bool(s.bench) and s.reps <= 1) +
+             "; whole programs only" * (not s.bench) + "; missing:" * bool(
                  s.missing) + "".join(" " + md("t", x) for x in s.missing) +
              (f"; {p} problem{'s' * (p > 1)}, the first: "
               f"{md('t', s.why_short())}" if p else ""))

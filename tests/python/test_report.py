@@ -481,6 +481,13 @@ def test_macro_alone_is_a_set(capsys, fx, tmp_path):
         shutil.copy(os.path.join(fx["honest"], f), d)
     rc, out, err = run(capsys, "check", d)
     assert rc == 0 and "whole programs: " in out
+    # no primitive to rank, and no "1 run each" for 5 runs of each program
+    rc, out, err = run(capsys, "select", d)
+    assert rc == 0 and not err
+    assert "Whole programs only: no primitive measured" in out
+    assert "No candidate measured" not in out and "1 run" not in out
+    rc, out, err = run(capsys, "index", tmp_path)
+    assert rc == 0 and "whole programs only" in out and "1 run" not in out
 
 
 def damage(capsys, copy, fx, src, edit, msg):
